@@ -1,0 +1,341 @@
+/*
+ * rq.h - librq public API: active messages, remote queues, global-address
+ * operations, parallel dispatch queue and virtual network interface.
+ *
+ * THREAD RULES (read first)
+ *   - A context (rq_ctx_t) is used by one thread at a time: calls on the
+ *     same context from several threads must be serialized by the caller.
+ *     Different processes (ranks) never share a context.
+ *   - Handlers run on the thread that called rq_poll(), rq_wait_until() or
+ *     a blocking librq call, one at a time.  A handler never interrupts
+ *     user code in polling mode (the default): code is atomic by default.
+ *   - Inside a handler every send function may be called (requests,
+ *     replies, enqueues, long requests, to any rank, self included).  A
+ *     send that finds the destination full drains the caller's own inbound
+ *     queue into its virtual buffer WITHOUT running handlers, so no pattern
+ *     of sends from handlers deadlocks.  rq_poll() called from a handler
+ *     runs nothing and returns 0; calls that wait for other ranks
+ *     (rq_wait_until, collectives) return RQ_EPERM from a handler.
+ *   - fork(): a context is not inherited.  A child of fork() must not use
+ *     its parent's context (it may exec a new program, which may call
+ *     rq_init as a 1-rank job).
+ *
+ * RETURN CONVENTION
+ *   0 or a count on success, a negative RQ_E* code on failure.
+ *   RQ_EAGAIN always means "not done; poll (rq_poll), then retry".
+ *
+ * ORDERING
+ *   Packets from one source to one destination queue are delivered in the
+ *   order they were sent (FIFO per (source, destination, queue)), whether
+ *   they are read in place from the inbound ring (direct delivery) or from
+ *   the virtual buffer (buffered delivery).  A committed send is delivered
+ *   exactly once, or the job reports a failed peer (RQ_EPEER).
+ *
+ * SIZE TIERS (see docs/design-am.md)
+ *   short   len == 0: header + up to RQ_MAX_ARGS 64-bit arguments.
+ *   medium  0 < len <= rq_medium_max(): payload read in place (zero copy).
+ *   medium  len > rq_medium_max(): fragmented and reassembled; the handler
+ *           still sees one contiguous payload (one extra copy).
+ *   long    rq_request_long(): payload written straight into the target's
+ *           segment at dst_off, then the handler runs.
+ */
+#ifndef RQ_H
+#define RQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RQ_VERSION_MAJOR 0
+#define RQ_VERSION_MINOR 1
+#define RQ_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+#define RQ_OK          0
+#define RQ_EAGAIN    (-1)  /* not committed / not ready: poll, then retry */
+#define RQ_EINVAL    (-2)  /* invalid argument */
+#define RQ_ENOMEM    (-3)  /* out of memory */
+#define RQ_ERANGE    (-4)  /* offset/length outside a segment or buffer */
+#define RQ_EPEER     (-5)  /* a peer rank died or the job is failing */
+#define RQ_ETIMEDOUT (-6)  /* a bounded wait expired */
+#define RQ_ENOTSUP   (-7)  /* not implemented (yet) or not supported here */
+#define RQ_EPERM     (-8)  /* not allowed in this context (e.g. in a handler) */
+
+/* ------------------------------------------------------------------ */
+/* Compiled-in limits                                                  */
+/* ------------------------------------------------------------------ */
+#define RQ_MAX_ARGS      16u   /* 64-bit arguments per packet */
+#define RQ_MAX_HANDLERS  256u  /* user handler ids: [0, RQ_MAX_HANDLERS) */
+#define RQ_MAX_QUEUES    64u   /* queue ids: [0, RQ_MAX_QUEUES); 0 = AM */
+#define RQ_AM_QUEUE      0u
+
+/* send flags */
+#define RQ_NONBLOCK   0x1u  /* not committable now -> RQ_EAGAIN, nothing sent */
+#define RQ_INTERRUPT  0x2u  /* selective interrupt (virtual NI issue; accepted, ignored until then) */
+/* handler flags */
+#define RQ_HF_INTERRUPT 0x1u /* deliver asynchronously when interrupts are on */
+
+typedef struct rq_ctx rq_ctx_t;
+typedef struct rq_pdq rq_pdq_t;
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle                                                           */
+/* ------------------------------------------------------------------ */
+
+/* rq_init - join the job and create this rank's context.
+ *   argc, argv: may be NULL; not modified today (reserved for launcher args).
+ *   ctx: out, the new context.
+ * Under rqrun the rank joins the rqrun job; without a launcher the program
+ * is a 1-rank job.  Configuration comes from RQ_* environment variables
+ * (rqinfo lists them).  Collective: returns when every rank has attached.
+ * Returns 0, RQ_EINVAL (ctx NULL, bad RQ_* value), RQ_ENOMEM, RQ_EPEER (a
+ * peer died while starting), RQ_ETIMEDOUT (peers did not attach within
+ * RQ_INIT_TIMEOUT_MS).
+ * Blocking: yes.  Thread safety: call once per process, one thread. */
+int rq_init(int *argc, char ***argv, rq_ctx_t **ctx);
+
+/* rq_finalize - leave the job: a barrier, then every resource is released.
+ * Packets still unread are discarded.  Returns 0, RQ_EINVAL, RQ_EPEER,
+ * RQ_EPERM (from a handler).  Blocking: yes (collective). */
+int rq_finalize(rq_ctx_t *ctx);
+
+/* rq_rank / rq_size - this rank and the number of ranks; -1 / 0 if ctx is
+ * NULL.  Non-blocking, thread-safe, callable from a handler. */
+int rq_rank(const rq_ctx_t *ctx);
+int rq_size(const rq_ctx_t *ctx);
+
+/* rq_strerror - static name of an RQ_E* code ("RQ_EINVAL: invalid
+ * argument"); unknown codes give "unknown error".  Thread-safe. */
+const char *rq_strerror(int err);
+
+/* rq_medium_max - largest payload delivered in place (zero copy) in this
+ * job: min(RQ_MEDIUM_MAX, ring bytes / 4 - header).  Larger medium payloads
+ * are fragmented.  0 if ctx is NULL.  Thread-safe. */
+size_t rq_medium_max(const rq_ctx_t *ctx);
+
+/* ------------------------------------------------------------------ */
+/* Handlers and active messages                                        */
+/* ------------------------------------------------------------------ */
+typedef struct rq_msg {
+    int             src;     /* sending rank */
+    unsigned        qid;     /* queue it arrived on */
+    unsigned        handler; /* handler index (AM) or tag (plain queue) */
+    unsigned        nargs;   /* <= RQ_MAX_ARGS */
+    const uint64_t *args;
+    void           *data;    /* payload, in place (medium) or at its destination (long) */
+    size_t          len;
+    uint64_t        key;     /* PDQ key; RQ_KEY_NOSYNC otherwise */
+    /* implementation fields follow; do not touch */
+    uint32_t        rqi_flags;
+    uint32_t        rqi_pad;
+} rq_msg_t;
+
+typedef void (*rq_handler_fn)(rq_ctx_t *ctx, const rq_msg_t *msg, void *arg);
+
+/* rq_handler_register - install fn as handler id (0 <= id < RQ_MAX_HANDLERS);
+ * fn NULL uninstalls.  The table must be the same on every rank before
+ * packets for id arrive: a packet for an id with no handler is rejected and
+ * counted in rq_stats().rejected.  flags: 0 or RQ_HF_INTERRUPT.
+ * Returns 0 or RQ_EINVAL.  Non-blocking; callable from a handler. */
+int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
+                        unsigned flags);
+
+/* rq_request - send an active message: handler runs on dst with args and
+ * the payload.  len 0 = short, else medium (see SIZE TIERS).
+ *   args: nargs words (nargs <= RQ_MAX_ARGS; args may be NULL iff nargs 0);
+ *   data: len bytes (may be NULL iff len 0).  Both buffers are copied before
+ *   the call returns and may be reused at once.
+ *   flags: RQ_NONBLOCK, RQ_INTERRUPT.
+ * Blocking: if dst's inbound queue is full the call drains the caller's own
+ * inbound queue into its virtual buffer (running no handler) and retries
+ * until committed; with RQ_NONBLOCK it returns RQ_EAGAIN instead and sends
+ * nothing (for a fragmented payload: if the first fragment cannot be
+ * committed; once it is, the rest is sent blocking).
+ * Returns 0, RQ_EINVAL (rank, handler id, nargs, NULL buffer, flags),
+ * RQ_EAGAIN, RQ_EPEER, RQ_ENOMEM.  Callable from a handler: yes. */
+int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+               unsigned nargs, const void *data, size_t len, unsigned flags);
+
+/* rq_reply - rq_request() to req->src.  req is the message a handler
+ * received (or any delivered message).  Same returns and blocking. */
+int rq_reply(rq_ctx_t *ctx, const rq_msg_t *req, unsigned handler, const uint64_t *args,
+             unsigned nargs, const void *data, size_t len, unsigned flags);
+
+/* rq_request_long - copy len bytes from src to dst's segment at dst_off,
+ * then run handler on dst with msg->data pointing at that segment range.
+ * The copy is done by the initiator (shared memory) before the call
+ * returns: src may be reused at once.  dst_off + len must lie within the
+ * target's segment (RQ_SEGMENT_SIZE), else RQ_ERANGE and nothing happens.
+ * Same blocking and RQ_NONBLOCK behaviour as rq_request (RQ_EAGAIN: the
+ * segment was not written).  Callable from a handler: yes. */
+int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                    unsigned nargs, const void *src, size_t len, uint64_t dst_off,
+                    unsigned flags);
+
+/* rq_poll - run the handlers of arrived active messages (buffered ones
+ * first, then the inbound ring in place), at most RQ_POLL_BATCH per call.
+ * Packets for named queues met on the way are moved to their queue's
+ * buffer.  Returns the number of handlers run (0 when nothing arrived, and
+ * always 0 when called from a handler), RQ_EINVAL.  Non-blocking. */
+int rq_poll(rq_ctx_t *ctx);
+
+/* rq_wait_until - poll until *word >= at_least (a word normally written by
+ * a handler or a long/put transfer).  Returns 0, RQ_EINVAL, RQ_EPEER (a
+ * peer died while waiting), RQ_EPERM (called from a handler).
+ * Blocking: yes; spins, then yields the CPU (RQ_SPIN_COUNT). */
+int rq_wait_until(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least);
+
+/* ------------------------------------------------------------------ */
+/* Remote queues (RQ paper: read_queue = peek, delete_queue = pop)     */
+/* ------------------------------------------------------------------ */
+
+/* rq_queue_open - start consuming queue qid (1 <= qid < RQ_MAX_QUEUES).
+ * Packets that arrived for qid before it was opened were kept and are
+ * delivered first.  Opening twice is allowed.  Returns 0, RQ_EINVAL (qid 0
+ * is the AM queue and is always open).  Non-blocking. */
+int rq_queue_open(rq_ctx_t *ctx, unsigned qid);
+
+/* rq_enqueue - append a packet (tag, args, payload) to queue qid of rank
+ * dst (1 <= qid < RQ_MAX_QUEUES; the queue need not be open yet).
+ * Same buffer ownership, blocking, RQ_NONBLOCK and returns as rq_request. */
+int rq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
+               unsigned nargs, const void *data, size_t len, unsigned flags);
+
+/* rq_peek - view the head of open queue qid without removing it.
+ * Returns 1 and fills *view (view->args/view->data point into librq
+ * memory, valid until rq_pop(qid) or rq_finalize), 0 if the queue is
+ * empty, RQ_EINVAL (queue not open, view NULL).  While a view of a packet
+ * still in the inbound ring is held, ring space behind it is not reused:
+ * pop promptly.  Runs no handler.  Non-blocking. */
+int rq_peek(rq_ctx_t *ctx, unsigned qid, rq_msg_t *view);
+
+/* rq_pop - remove the head of queue qid (the one rq_peek showed, or the
+ * current head).  Returns 1 removed, 0 empty, RQ_EINVAL.  Non-blocking. */
+int rq_pop(rq_ctx_t *ctx, unsigned qid);
+
+/* rq_dequeue - copy the head's first nargs arguments and first nbytes of
+ * payload into args/buf and remove it.  Returns 1 copied and removed, 0
+ * empty, RQ_ERANGE if the head has fewer than nargs arguments or fewer
+ * than nbytes of payload (the head stays), RQ_EINVAL.  Non-blocking. */
+int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void *buf,
+               size_t nbytes);
+
+/* ------------------------------------------------------------------ */
+/* Global address space                                                */
+/* ------------------------------------------------------------------ */
+
+/* rq_segment - this rank's segment (RQ_SEGMENT_SIZE bytes, zero-filled at
+ * start, page aligned).  Peers reach it by offset.  Returns 0, RQ_EINVAL. */
+int rq_segment(rq_ctx_t *ctx, void **base, size_t *size);
+
+/* rq_segment_peer - a local pointer to rank's segment when that rank's
+ * segment is mapped here (same node, shared memory), else NULL (also for a
+ * bad rank).  Loads and stores through it are plain memory accesses; the
+ * caller orders them.  Thread-safe. */
+void *rq_segment_peer(rq_ctx_t *ctx, int rank);
+
+/* The operations below belong to the global-address issue and return
+ * RQ_ENOTSUP until it lands (arguments are still validated first). */
+int rq_put(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags);
+int rq_get(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len, unsigned flags);
+int rq_store(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags);
+int rq_sync(rq_ctx_t *ctx);
+int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes);
+int rq_all_store_sync(rq_ctx_t *ctx);
+int rq_read(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len);
+int rq_write(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len);
+int rq_put_strided(rq_ctx_t *ctx, int dst, uint64_t off, size_t dst_stride, const void *src,
+                   size_t src_stride, size_t elem, size_t count, unsigned flags);
+int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, uint64_t off,
+                   size_t src_stride, size_t elem, size_t count, unsigned flags);
+#define RQ_AMO_FADD  1
+#define RQ_AMO_SWAP  2
+#define RQ_AMO_CSWAP 3
+#define RQ_AMO_FAND  4
+#define RQ_AMO_FOR   5
+#define RQ_AMO_FXOR  6
+int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint64_t compare,
+           uint64_t *old);
+
+/* ------------------------------------------------------------------ */
+/* Collectives (built on active messages, logarithmic in rank count)  */
+/* ------------------------------------------------------------------ */
+#define RQ_INT64  1
+#define RQ_UINT64 2
+#define RQ_DOUBLE 3
+#define RQ_SUM 1
+#define RQ_MIN 2
+#define RQ_MAX 3
+
+/* rq_barrier - dissemination barrier over all ranks; runs handlers while
+ * it waits.  Returns 0, RQ_EINVAL, RQ_EPEER, RQ_EPERM (from a handler).
+ * Blocking, collective: every rank calls the same collectives in the same
+ * order. */
+int rq_barrier(rq_ctx_t *ctx);
+
+/* rq_broadcast - copy len bytes of root's buf into buf on every rank
+ * (binomial tree).  len must be the same on all ranks.  Same returns and
+ * blocking as rq_barrier, plus RQ_EINVAL for a bad root or NULL buf with
+ * len > 0, RQ_ENOMEM. */
+int rq_broadcast(rq_ctx_t *ctx, int root, void *buf, size_t len);
+
+/* rq_allreduce - out[i] = op over ranks of in[i], i < count, elements of
+ * dtype (RQ_INT64, RQ_UINT64, RQ_DOUBLE), op RQ_SUM, RQ_MIN, RQ_MAX
+ * (binomial reduce to rank 0, then broadcast; every rank gets bitwise the
+ * same result).  in and out may alias.  Same returns as rq_broadcast. */
+int rq_allreduce(rq_ctx_t *ctx, const void *in, void *out, size_t count, int dtype, int op);
+
+/* ------------------------------------------------------------------ */
+/* Virtual network interface                                           */
+/* ------------------------------------------------------------------ */
+#define RQ_INTR_OFF       0
+#define RQ_INTR_SELECTIVE 1
+#define RQ_INTR_ALL       2
+
+/* Atomicity sections and interrupts belong to the virtual-network-interface
+ * issue: rq_atomic_begin/end keep a nesting count today (in polling mode
+ * nothing runs asynchronously anyway) and rq_interrupts accepts only
+ * RQ_INTR_OFF (others: RQ_ENOTSUP). */
+int rq_atomic_begin(rq_ctx_t *ctx);   /* 0, RQ_EINVAL */
+int rq_atomic_end(rq_ctx_t *ctx);     /* 0, RQ_EINVAL (not in a section) */
+int rq_interrupts(rq_ctx_t *ctx, int mode);
+
+typedef struct rq_stats {
+    uint64_t sent, received;        /* packets (fragments count once each) */
+    uint64_t direct, buffered;      /* how received packets were delivered */
+    uint64_t buffer_bytes_now, buffer_bytes_max;
+    uint64_t mode_switches, overflow_stops, rejected;
+} rq_stats_t;
+
+/* rq_stats - this rank's counters since rq_init.  direct: delivered in
+ * place from the inbound ring; buffered: delivered from the virtual buffer;
+ * mode_switches: transitions between an empty and a non-empty virtual
+ * buffer; rejected: packets that failed validation (dropped, counted).
+ * Returns 0, RQ_EINVAL.  Non-blocking. */
+int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
+
+/* ------------------------------------------------------------------ */
+/* Parallel dispatch queue (returns RQ_ENOTSUP until the PDQ issue)    */
+/* ------------------------------------------------------------------ */
+#define RQ_KEY_SEQUENTIAL UINT64_MAX          /* runs alone */
+#define RQ_KEY_NOSYNC     (UINT64_MAX - 1)    /* runs any time */
+#define RQ_PDQ_DEDICATED   1
+#define RQ_PDQ_MULTIPLEXED 2
+typedef struct rq_pdq_attr { unsigned threads; int mode; unsigned window; } rq_pdq_attr_t;
+int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t **pdq);
+int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned handler,
+                   const uint64_t *args, unsigned nargs, const void *data, size_t len,
+                   unsigned flags);
+int rq_pdq_help(rq_pdq_t *pdq, unsigned max);
+int rq_pdq_drain(rq_pdq_t *pdq);
+int rq_pdq_close(rq_pdq_t *pdq);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RQ_H */

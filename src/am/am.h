@@ -1,0 +1,18 @@
+/* am.h - the sending core shared by active messages, queues and
+ * collectives. */
+#ifndef RQI_AM_H
+#define RQI_AM_H
+
+#include "ctx.h"
+
+/* Validate the arguments common to every send: 0 or RQ_EINVAL. */
+int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned nargs,
+                   const void *data, size_t len, unsigned flags);
+
+/* Send a packet to queue qid of dst (arguments already validated):
+ * in place up to rq_medium_max(), fragmented above it.  pflags: RQI_PF_*. */
+int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
+             const uint64_t *args, unsigned nargs, const void *data, size_t len,
+             unsigned flags);
+
+#endif

@@ -1,0 +1,243 @@
+/* coll.c - barrier, broadcast and allreduce on system active messages
+ * (the CM-5 control network's job, done in software).
+ *
+ * Barrier: dissemination (ceil(log2 N) rounds; in round k rank r signals
+ * r + 2^k).  Each round's arrivals are a 64-bit counter: round k of
+ * barrier e is complete when counter[k] >= e.  Per-pair FIFO makes this
+ * exact: round k's messages always come from the same rank, in order.
+ * Broadcast / allreduce: binomial trees; payloads travel as system medium
+ * AMs (fragmented when large) tagged with the collective's sequence number
+ * and kept in a mailbox until the receiving call asks for them, since a
+ * fast sender may run ahead into the next collective. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "am/am.h"
+#include "coll/coll.h"
+#include "deliver/deliver.h"
+
+static void barrier_handler(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    (void)arg;
+    if (m->nargs == 1 && m->args[0] < RQI_BARRIER_ROUNDS)
+        ctx->barrier_arrived[m->args[0]]++;
+    else
+        ctx->stats.rejected++;
+}
+
+static void data_handler(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    (void)arg;
+    if (m->nargs != 1) {
+        ctx->stats.rejected++;
+        return;
+    }
+    struct rqi_mail *mail = malloc(sizeof *mail + m->len);
+    if (mail == NULL) {
+        rqi_fail(ctx, "out of memory for a collective payload");
+        return;
+    }
+    mail->seq = m->args[0];
+    mail->src = m->src;
+    mail->len = m->len;
+    memcpy(mail->data, m->data, m->len);
+    /* Append, so that lookups find the oldest first. */
+    struct rqi_mail **pp = &ctx->mail;
+    while (*pp != NULL)
+        pp = &(*pp)->next;
+    mail->next = NULL;
+    *pp = mail;
+}
+
+void rqi_coll_init(rq_ctx_t *ctx)
+{
+    ctx->sys[RQI_SYS_BARRIER].fn = barrier_handler;
+    ctx->sys[RQI_SYS_COLL_DATA].fn = data_handler;
+}
+
+void rqi_coll_fini(rq_ctx_t *ctx)
+{
+    while (ctx->mail != NULL) {
+        struct rqi_mail *n = ctx->mail->next;
+        free(ctx->mail);
+        ctx->mail = n;
+    }
+}
+
+/* Poll until cond() holds, failing on a dead peer. */
+static int wait_poll(rq_ctx_t *ctx, int (*cond)(rq_ctx_t *, const void *), const void *arg)
+{
+    unsigned spins = 0;
+    while (!cond(ctx, arg)) {
+        if (rq_poll(ctx) > 0) {
+            spins = 0;
+            continue;
+        }
+        int rc = rqi_wait_step(ctx, &spins);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+struct round_wait { unsigned round; uint64_t epoch; };
+static int round_done(rq_ctx_t *ctx, const void *a)
+{
+    const struct round_wait *w = a;
+    return ctx->barrier_arrived[w->round] >= w->epoch;
+}
+
+int rqi_barrier(rq_ctx_t *ctx)
+{
+    uint64_t epoch = ++ctx->barrier_epoch;
+    unsigned round = 0;
+    for (int dist = 1; dist < ctx->size; dist <<= 1, round++) {
+        uint64_t arg = round;
+        int to = (ctx->rank + dist) % ctx->size;
+        int rc = rqi_send(ctx, to, RQ_AM_QUEUE, RQI_SYS_BARRIER, RQI_PF_SYSTEM, &arg, 1,
+                          NULL, 0, 0);
+        if (rc != 0)
+            return rc;
+        struct round_wait w = {round, epoch};
+        if ((rc = wait_poll(ctx, round_done, &w)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int rq_barrier(rq_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    if (ctx->in_handler)
+        return RQ_EPERM;
+    return rqi_barrier(ctx);
+}
+
+struct mail_wait { uint64_t seq; int src; };
+static int mail_here(rq_ctx_t *ctx, const void *a)
+{
+    const struct mail_wait *w = a;
+    for (struct rqi_mail *m = ctx->mail; m != NULL; m = m->next)
+        if (m->seq == w->seq && m->src == w->src)
+            return 1;
+    return 0;
+}
+
+/* Wait for the payload of collective seq from src; unlink and return it. */
+static int mail_take(rq_ctx_t *ctx, uint64_t seq, int src, struct rqi_mail **out)
+{
+    struct mail_wait w = {seq, src};
+    int rc = wait_poll(ctx, mail_here, &w);
+    if (rc != 0)
+        return rc;
+    for (struct rqi_mail **pp = &ctx->mail; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->seq == seq && (*pp)->src == src) {
+            *out = *pp;
+            *pp = (*pp)->next;
+            return 0;
+        }
+    }
+    return RQ_EINVAL; /* unreachable: mail_here found it */
+}
+
+static int send_data(rq_ctx_t *ctx, int to, uint64_t seq, const void *buf, size_t len)
+{
+    return rqi_send(ctx, to, RQ_AM_QUEUE, RQI_SYS_COLL_DATA, RQI_PF_SYSTEM, &seq, 1, buf, len, 0);
+}
+
+/* Binomial-tree broadcast of len bytes from root, for collective seq. */
+static int bcast(rq_ctx_t *ctx, uint64_t seq, int root, void *buf, size_t len)
+{
+    int n = ctx->size, vr = (ctx->rank - root + n) % n;
+    int mask = 1;
+    while (mask < n) {
+        if (vr & mask) {
+            struct rqi_mail *m;
+            int rc = mail_take(ctx, seq, (vr - mask + root) % n, &m);
+            if (rc != 0)
+                return rc;
+            if (m->len != len) {
+                free(m);
+                return RQ_EINVAL; /* ranks disagree on len */
+            }
+            memcpy(buf, m->data, len);
+            free(m);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        if (vr + mask < n) {
+            int rc = send_data(ctx, (vr + mask + root) % n, seq, buf, len);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int rq_broadcast(rq_ctx_t *ctx, int root, void *buf, size_t len)
+{
+    if (ctx == NULL || root < 0 || root >= ctx->size || (len != 0 && buf == NULL))
+        return RQ_EINVAL;
+    if (ctx->in_handler)
+        return RQ_EPERM;
+    return bcast(ctx, ctx->coll_seq++, root, buf, len);
+}
+
+static void combine(void *acc, const void *in, size_t count, int dtype, int op)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (dtype == RQ_DOUBLE) {
+            double *a = (double *)acc + i, b = ((const double *)in)[i];
+            *a = op == RQ_SUM ? *a + b : op == RQ_MIN ? (b < *a ? b : *a) : (b > *a ? b : *a);
+        } else if (dtype == RQ_INT64) {
+            int64_t *a = (int64_t *)acc + i, b = ((const int64_t *)in)[i];
+            /* Sum wraps like unsigned arithmetic instead of overflowing. */
+            *a = op == RQ_SUM ? (int64_t)((uint64_t)*a + (uint64_t)b)
+               : op == RQ_MIN ? (b < *a ? b : *a) : (b > *a ? b : *a);
+        } else {
+            uint64_t *a = (uint64_t *)acc + i, b = ((const uint64_t *)in)[i];
+            *a = op == RQ_SUM ? *a + b : op == RQ_MIN ? (b < *a ? b : *a) : (b > *a ? b : *a);
+        }
+    }
+}
+
+int rq_allreduce(rq_ctx_t *ctx, const void *in, void *out, size_t count, int dtype, int op)
+{
+    if (ctx == NULL || (count != 0 && (in == NULL || out == NULL)) ||
+        (dtype != RQ_INT64 && dtype != RQ_UINT64 && dtype != RQ_DOUBLE) ||
+        (op != RQ_SUM && op != RQ_MIN && op != RQ_MAX) || count > RQI_FRAG_MAX / 8)
+        return RQ_EINVAL;
+    if (ctx->in_handler)
+        return RQ_EPERM;
+    size_t len = count * 8;
+    uint64_t seq = ctx->coll_seq++;
+    if (len != 0 && out != in)
+        memmove(out, in, len);
+    int n = ctx->size, r = ctx->rank;
+    /* Reduce to rank 0: children r + mask combine into r, in mask order,
+     * so every run combines in the same order. */
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (r & mask) {
+            int rc = send_data(ctx, r - mask, seq, out, len);
+            if (rc != 0)
+                return rc;
+            break;
+        }
+        if (r + mask < n) {
+            struct rqi_mail *m;
+            int rc = mail_take(ctx, seq, r + mask, &m);
+            if (rc != 0)
+                return rc;
+            if (m->len != len) {
+                free(m);
+                return RQ_EINVAL;
+            }
+            combine(out, m->data, count, dtype, op);
+            free(m);
+        }
+    }
+    return bcast(ctx, seq, 0, out, len);
+}

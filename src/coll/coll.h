@@ -1,0 +1,11 @@
+/* coll.h - collectives' hooks into init/finalize. */
+#ifndef RQI_COLL_H
+#define RQI_COLL_H
+
+#include "ctx.h"
+
+void rqi_coll_init(rq_ctx_t *ctx);  /* install the system handlers */
+void rqi_coll_fini(rq_ctx_t *ctx);  /* free unclaimed payloads */
+int  rqi_barrier(rq_ctx_t *ctx);    /* rq_barrier without the handler check */
+
+#endif

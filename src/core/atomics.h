@@ -1,0 +1,31 @@
+/* atomics.h - the named ordering points librq uses, over C11 atomics.
+ *
+ * Each use in the code says which store a load pairs with.  On x86-64
+ * (TSO) acquire loads and release stores compile to plain moves: they only
+ * restrain the compiler.  Read-modify-writes (CAS) are locked instructions.
+ */
+#ifndef RQI_ATOMICS_H
+#define RQI_ATOMICS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define rqi_load_acquire(p)     atomic_load_explicit((p), memory_order_acquire)
+#define rqi_load_relaxed(p)     atomic_load_explicit((p), memory_order_relaxed)
+#define rqi_store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define rqi_store_relaxed(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+
+static inline void rqi_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+#define RQI_CACHELINE 64
+#define RQI_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define RQI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#endif

@@ -1,0 +1,82 @@
+/* config.c - RQ_* environment variables with documented defaults. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define KiB (1024ull)
+#define MiB (1024ull * KiB)
+#define GiB (1024ull * MiB)
+
+const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
+    [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
+        "bytes of each rank's inbound ring (64-byte slots; power of two)"},
+    [RQI_CFG_MEDIUM_MAX] = {"RQ_MEDIUM_MAX", 16 * KiB, 64, 256 * MiB, 0,
+        "largest payload read in place; capped at ring/4 minus a header; larger ones are fragmented"},
+    [RQI_CFG_SEGMENT_SIZE] = {"RQ_SEGMENT_SIZE", 64 * MiB, 0, 64 * GiB, 0,
+        "bytes of each rank's global-address segment (rounded up to a page)"},
+    [RQI_CFG_POLL_BATCH] = {"RQ_POLL_BATCH", 64, 1, 1u << 20, 0,
+        "most handlers one rq_poll runs"},
+    [RQI_CFG_SPIN_COUNT] = {"RQ_SPIN_COUNT", 128, 0, 1u << 30, 0,
+        "empty polls a blocking call spins before it yields the CPU"},
+    [RQI_CFG_PEER_CHECK_MS] = {"RQ_PEER_CHECK_MS", 10, 1, 60000, 0,
+        "how often a blocked call checks that its peers are alive"},
+    [RQI_CFG_INIT_TIMEOUT_MS] = {"RQ_INIT_TIMEOUT_MS", 60000, 1, 3600000, 0,
+        "how long rq_init waits for every rank to attach"},
+    [RQI_CFG_VBUF_CHUNK_BYTES] = {"RQ_VBUF_CHUNK_BYTES", 64 * KiB, 4 * KiB, 1 * GiB, 0,
+        "allocation unit of the virtual buffer (demand-allocated)"},
+    [RQI_CFG_KILL_GRACE_MS] = {"RQ_KILL_GRACE_MS", 1000, 0, 600000, 0,
+        "rqrun: after a rank fails, SIGTERM the others, SIGKILL them after this"},
+};
+
+int rqi_config_parse_u64(const char *s, uint64_t *out)
+{
+    if (s == NULL || *s == '\0' || *s == '-')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno != 0 || end == s)
+        return -1;
+    uint64_t mul = 1;
+    switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': mul = KiB; end++; break;
+    case 'm': case 'M': mul = MiB; end++; break;
+    case 'g': case 'G': mul = GiB; end++; break;
+    default: return -1;
+    }
+    if (*end != '\0')
+        return -1;
+    if (mul != 1 && v > UINT64_MAX / mul)
+        return -1;
+    *out = (uint64_t)v * mul;
+    return 0;
+}
+
+int rqi_config_load(struct rqi_config *cfg, char *err, size_t errlen)
+{
+    for (int i = 0; i < RQI_CFG_COUNT; i++) {
+        const struct rqi_cfg_var *var = &rqi_cfg_vars[i];
+        const char *s = getenv(var->name);
+        uint64_t v = var->def;
+        if (s != NULL && rqi_config_parse_u64(s, &v) != 0) {
+            snprintf(err, errlen, "%s=\"%s\" is not a number", var->name, s);
+            return -1;
+        }
+        if (v < var->min || v > var->max) {
+            snprintf(err, errlen, "%s=%llu is outside [%llu, %llu]", var->name,
+                     (unsigned long long)v, (unsigned long long)var->min,
+                     (unsigned long long)var->max);
+            return -1;
+        }
+        if (var->pow2 && (v & (v - 1)) != 0) {
+            snprintf(err, errlen, "%s=%llu is not a power of two", var->name,
+                     (unsigned long long)v);
+            return -1;
+        }
+        cfg->v[i] = v;
+    }
+    return 0;
+}

@@ -1,0 +1,52 @@
+/* config.h - RQ_* environment variables: one table, parsed once.
+ * Leaf module: depends on nothing else in librq. */
+#ifndef RQI_CONFIG_H
+#define RQI_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rqi_cfg_id {
+    RQI_CFG_RING_BYTES,
+    RQI_CFG_MEDIUM_MAX,
+    RQI_CFG_SEGMENT_SIZE,
+    RQI_CFG_POLL_BATCH,
+    RQI_CFG_SPIN_COUNT,
+    RQI_CFG_PEER_CHECK_MS,
+    RQI_CFG_INIT_TIMEOUT_MS,
+    RQI_CFG_VBUF_CHUNK_BYTES,
+    RQI_CFG_KILL_GRACE_MS,
+    RQI_CFG_COUNT
+};
+
+struct rqi_cfg_var {
+    const char *name;      /* environment variable */
+    uint64_t    def;       /* default */
+    uint64_t    min, max;  /* accepted range (inclusive) */
+    int         pow2;      /* must be a power of two */
+    const char *help;
+};
+
+/* The table, indexed by enum rqi_cfg_id. */
+extern const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT];
+
+/* Parsed values, indexed by enum rqi_cfg_id. */
+struct rqi_config {
+    uint64_t v[RQI_CFG_COUNT];
+};
+
+/* Read every variable from the environment into cfg.  Numbers accept the
+ * suffixes k/K, m/M, g/G (powers of 1024).  On a malformed or out-of-range
+ * value: writes a message naming the variable into err (errlen bytes) and
+ * returns -1; else 0. */
+int rqi_config_load(struct rqi_config *cfg, char *err, size_t errlen);
+
+/* Parse one value as rqi_config_load does; 0 ok, -1 malformed. */
+int rqi_config_parse_u64(const char *s, uint64_t *out);
+
+/* Variables that the launcher sets for each rank (documented, not tunable). */
+#define RQI_ENV_RANK   "RQ_RANK"
+#define RQI_ENV_SIZE   "RQ_SIZE"
+#define RQI_ENV_JOB_FD "RQ_JOB_FD"
+
+#endif

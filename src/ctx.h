@@ -1,0 +1,95 @@
+/* ctx.h - the context: every layer's state for one rank, assembled here.
+ * Process-local; used by one thread at a time (see the thread rules in
+ * rq.h). */
+#ifndef RQI_CTX_H
+#define RQI_CTX_H
+
+#include <stdint.h>
+
+#include "rq.h"
+#include "core/config.h"
+#include "deliver/vbuf.h"
+#include "net/shm.h"
+#include "net/shm_ring.h"
+
+/* Internal handler ids (RQI_PF_SYSTEM packets). */
+enum {
+    RQI_SYS_BARRIER = 0,
+    RQI_SYS_COLL_DATA,
+    RQI_SYS_COUNT
+};
+#define RQI_BARRIER_ROUNDS 16 /* ceil(log2(RQI_MAX_RANKS)) + margin */
+
+struct rqi_handler {
+    rq_handler_fn fn;
+    void         *arg;
+    unsigned      flags;
+};
+
+/* A large medium payload being reassembled from fragments. */
+struct rqi_reasm {
+    struct rqi_reasm *next;
+    uint64_t          msg_id, total, got;
+    uint32_t          src, tag;
+    uint16_t          qid;
+    uint8_t           nargs, flags;
+    uint64_t          args[RQ_MAX_ARGS];
+    char             *buf;
+};
+
+/* A collective payload that arrived before its receiver asked for it. */
+struct rqi_mail {
+    struct rqi_mail *next;
+    uint64_t         seq;
+    int              src;
+    size_t           len;
+    char             data[];
+};
+
+/* A view of a packet still in the ring, handed out by rq_peek. */
+struct rqi_view {
+    struct rqi_pkt *pkt; /* NULL: no view held */
+    uint64_t        pos;
+};
+
+struct rq_ctx {
+    int                rank, size;
+    uint32_t           job32;
+    int                in_handler;
+    int                atomic_depth;
+    int                failed;       /* sticky: a peer died or the ring broke */
+    uint64_t           medium_max;
+    uint64_t           seg_bytes;
+    struct rqi_config  cfg;
+
+    /* transport: shared memory */
+    struct rqi_shm     shm;
+    struct rqi_ring_rx rx;
+    struct rqi_ring_tx *tx;   /* one per destination rank */
+    char             **seg;   /* each rank's segment, mapped here */
+    struct rqi_peers   peers;
+    uint64_t           next_peer_check_ns;
+
+    /* delivery: virtual buffer, per-queue FIFOs, views, reassembly */
+    struct rqi_vbuf    vb;
+    struct rqi_vfifo   fifo[RQ_MAX_QUEUES];
+    struct rqi_view    view[RQ_MAX_QUEUES];
+    uint8_t            open[RQ_MAX_QUEUES];
+    int                buffered_mode; /* virtual buffer non-empty */
+    struct rqi_reasm  *reasm;
+    uint64_t           next_msg_id;
+
+    /* handlers */
+    struct rqi_handler handlers[RQ_MAX_HANDLERS];
+    struct rqi_handler sys[RQI_SYS_COUNT];
+
+    /* collectives */
+    uint64_t           barrier_epoch;
+    uint64_t           barrier_arrived[RQI_BARRIER_ROUNDS];
+    uint64_t           coll_seq;
+    struct rqi_mail   *mail;
+
+    rq_stats_t         stats;
+};
+
+#endif

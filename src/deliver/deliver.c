@@ -1,0 +1,223 @@
+/* deliver.c - validation, buffering, reassembly and blocking waits. */
+#define _GNU_SOURCE
+#include "deliver/deliver.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void rqi_fail(rq_ctx_t *ctx, const char *why)
+{
+    if (!ctx->failed)
+        fprintf(stderr, "librq: rank %d: %s\n", ctx->rank, why);
+    ctx->failed = 1;
+    /* Pairs with the load_acquire(failed) of every rank's wait step. */
+    rqi_store_release(&ctx->shm.hdr->failed, 1u);
+}
+
+struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx)
+{
+    struct rqi_ring_rx *rx = &ctx->rx;
+    for (;;) {
+        struct rqi_pkt *p = rqi_ring_rx_peek(rx);
+        if (p == NULL) {
+            rqi_ring_rx_idle(rx);
+            return NULL;
+        }
+        int v = rqi_pkt_check(ctx, p);
+        if (RQI_LIKELY(v == RQI_PKT_OK && p->kind != RQI_PK_PAD))
+            return p;
+        if (v == RQI_PKT_BROKEN) {
+            ctx->stats.rejected++;
+            rqi_fail(ctx, "inbound ring framing is corrupt (bad slot count); failing the job");
+            return NULL;
+        }
+        if (v == RQI_PKT_REJECT)
+            ctx->stats.rejected++;
+        uint64_t pos = rqi_ring_rx_take(rx, p);
+        rqi_ring_rx_release(rx, p, pos);
+    }
+}
+
+void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_msg_t *m)
+{
+    m->src = (int)p->src;
+    m->qid = p->qid;
+    m->handler = p->tag;
+    m->nargs = p->nargs;
+    m->args = rqi_pkt_args(p);
+    if (p->kind == RQI_PK_LONG) {
+        const struct rqi_pkt_long *e = rqi_pkt_ext(p);
+        m->data = ctx->seg[ctx->rank] + e->off;
+        m->len = e->len;
+    } else {
+        m->data = rqi_pkt_payload(p);
+        m->len = p->len;
+    }
+    m->key = RQ_KEY_NOSYNC;
+    m->rqi_flags = p->flags;
+    m->rqi_pad = 0;
+}
+
+void rqi_msg_from_vrec(struct rqi_vrec *r, rq_msg_t *m)
+{
+    m->src = (int)r->src;
+    m->qid = r->qid;
+    m->handler = r->tag;
+    m->nargs = r->nargs;
+    m->args = r->args;
+    m->data = r->data;
+    m->len = r->len;
+    m->key = RQ_KEY_NOSYNC;
+    m->rqi_flags = r->flags & RQI_PF_SYSTEM;
+    m->rqi_pad = 0;
+}
+
+static struct rqi_reasm **reasm_find(rq_ctx_t *ctx, uint32_t src, uint64_t msg_id)
+{
+    struct rqi_reasm **pp = &ctx->reasm;
+    while (*pp != NULL && ((*pp)->src != src || (*pp)->msg_id != msg_id))
+        pp = &(*pp)->next;
+    return pp;
+}
+
+/* Add fragment p; 0, RQ_ENOMEM, or RQI_PKT_REJECT for a stray fragment. */
+static int reasm_add(rq_ctx_t *ctx, struct rqi_pkt *p)
+{
+    const struct rqi_pkt_frag *e = rqi_pkt_ext(p);
+    struct rqi_reasm **pp = reasm_find(ctx, p->src, e->msg_id);
+    struct rqi_reasm *r = *pp;
+    if (e->offset == 0) {
+        if (r != NULL)
+            return RQI_PKT_REJECT; /* a second first fragment */
+        r = calloc(1, sizeof *r);
+        char *buf = malloc(e->total);
+        if (r == NULL || buf == NULL) {
+            free(r);
+            free(buf);
+            return RQ_ENOMEM;
+        }
+        r->msg_id = e->msg_id;
+        r->total = e->total;
+        r->src = p->src;
+        r->tag = p->tag;
+        r->qid = p->qid;
+        r->nargs = p->nargs;
+        r->flags = p->flags;
+        r->buf = buf;
+        memcpy(r->args, rqi_pkt_args(p), 8u * p->nargs);
+        r->next = ctx->reasm;
+        ctx->reasm = r;
+        pp = &ctx->reasm;
+    } else if (r == NULL || e->offset != r->got || p->tag != r->tag || p->qid != r->qid) {
+        return RQI_PKT_REJECT; /* fragments of one message arrive in order */
+    }
+    memcpy(r->buf + e->offset, rqi_pkt_payload(p), p->len);
+    r->got += p->len;
+    if (r->got < r->total)
+        return 0;
+    struct rqi_vrec *v = rqi_vbuf_push(&ctx->vb, &ctx->fifo[r->qid], r->nargs, 0);
+    if (v == NULL) {
+        r->got -= p->len;
+        return RQ_ENOMEM;
+    }
+    v->src = r->src;
+    v->tag = r->tag;
+    v->qid = r->qid;
+    v->flags = r->flags;
+    memcpy(v->args, r->args, 8u * r->nargs);
+    rqi_vbuf_own(&ctx->vb, v, r->buf, r->total);
+    *pp = r->next;
+    free(r);
+    return 0;
+}
+
+int rqi_ingest(rq_ctx_t *ctx, struct rqi_pkt *p)
+{
+    struct rqi_ring_rx *rx = &ctx->rx;
+    uint64_t pos = rqi_ring_rx_take(rx, p);
+    if (p->kind == RQI_PK_FRAG) {
+        int rc = reasm_add(ctx, p);
+        if (rc == RQ_ENOMEM) {
+            rx->scan = pos; /* untake: the packet stays in the ring */
+            return rc;
+        }
+        if (rc == RQI_PKT_REJECT)
+            ctx->stats.rejected++;
+        else
+            ctx->stats.received++;
+    } else {
+        size_t inl = p->kind == RQI_PK_INLINE ? p->len : 0;
+        struct rqi_vrec *v = rqi_vbuf_push(&ctx->vb, &ctx->fifo[p->qid], p->nargs, inl);
+        if (v == NULL) {
+            rx->scan = pos;
+            return RQ_ENOMEM;
+        }
+        v->src = p->src;
+        v->tag = p->tag;
+        v->qid = p->qid;
+        v->flags = p->flags;
+        memcpy(v->args, rqi_pkt_args(p), 8u * p->nargs);
+        if (inl != 0) {
+            memcpy(v->data, rqi_pkt_payload(p), inl);
+        } else if (p->kind == RQI_PK_LONG) {
+            const struct rqi_pkt_long *e = rqi_pkt_ext(p);
+            v->data = ctx->seg[ctx->rank] + e->off;
+            v->len = e->len;
+        }
+        ctx->stats.received++;
+    }
+    rqi_ring_rx_release(rx, p, pos);
+    rqi_mode_update(ctx);
+    return 0;
+}
+
+int rqi_drain(rq_ctx_t *ctx)
+{
+    struct rqi_pkt *p;
+    while ((p = rqi_rx_next(ctx)) != NULL) {
+        int rc = rqi_ingest(ctx, p);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins)
+{
+    if (RQI_UNLIKELY(ctx->failed))
+        return RQ_EPEER;
+    /* Pairs with the store_release(failed) of rqi_fail or of rqrun. */
+    if (RQI_UNLIKELY(rqi_load_acquire(&ctx->shm.hdr->failed) != 0)) {
+        ctx->failed = 1;
+        return RQ_EPEER;
+    }
+    unsigned s = ++*spins;
+    if ((s & 63u) == 0) {
+        uint64_t t = now_ns();
+        if (t >= ctx->next_peer_check_ns) {
+            ctx->next_peer_check_ns = t + ctx->cfg.v[RQI_CFG_PEER_CHECK_MS] * 1000000ull;
+            int dead = rqi_peers_check(&ctx->peers, &ctx->shm);
+            if (dead != 0) {
+                char why[96];
+                snprintf(why, sizeof why, "rank %d died; failing the job", dead - 1);
+                rqi_fail(ctx, why);
+                return RQ_EPEER;
+            }
+        }
+    }
+    if (s > ctx->cfg.v[RQI_CFG_SPIN_COUNT])
+        sched_yield();
+    else
+        rqi_cpu_relax();
+    return 0;
+}

@@ -1,0 +1,90 @@
+/* deliver.h - two-case delivery: packets are read in place from the
+ * inbound ring (direct) or copied into the per-queue virtual buffer
+ * (buffered) when they cannot be delivered now: a sender blocked on a full
+ * ring drains its own ring this way without running any handler, which is
+ * what makes handler sends deadlock-free.  Every queue is read in the
+ * order: packet held by a view, then its buffer FIFO, then the ring, which
+ * keeps per-(source, queue) FIFO order across both cases. */
+#ifndef RQI_DELIVER_H
+#define RQI_DELIVER_H
+
+#include "ctx.h"
+
+#define RQI_FRAG_MAX (1ull << 40) /* largest fragmented medium payload */
+
+enum { RQI_PKT_OK = 0, RQI_PKT_REJECT = 1, RQI_PKT_BROKEN = 2 };
+
+/* Validate the published packet p at the ring's scan position: every field
+ * that steers a read or a write is checked against this job's limits.
+ * RQI_PKT_BROKEN: its slot count cannot be trusted (the ring's framing is
+ * lost); RQI_PKT_REJECT: drop it (its slot count is sound). */
+static inline int rqi_pkt_check(const rq_ctx_t *ctx, struct rqi_pkt *p)
+{
+    const struct rqi_ring_rx *rx = &ctx->rx;
+    uint64_t off = rx->scan & (rx->nslots - 1);
+    if (RQI_UNLIKELY(p->nslots == 0 || off + p->nslots > rx->nslots))
+        return RQI_PKT_BROKEN;
+    if (RQI_UNLIKELY(p->job != ctx->job32))
+        return RQI_PKT_REJECT;
+    if (p->kind == RQI_PK_PAD)
+        return RQI_PKT_OK;
+    if (RQI_UNLIKELY(p->src >= (uint32_t)ctx->size || p->qid >= RQ_MAX_QUEUES ||
+                     p->nargs > RQ_MAX_ARGS || p->len > ctx->medium_max ||
+                     p->kind < RQI_PK_INLINE || p->kind > RQI_PK_FRAG ||
+                     (p->flags & ~RQI_PF_SYSTEM) != 0 ||
+                     p->nslots != rqi_pkt_slots(p->kind, p->nargs, p->len)))
+        return RQI_PKT_REJECT;
+    if (p->flags & RQI_PF_SYSTEM) {
+        if (p->qid != RQ_AM_QUEUE || p->tag >= RQI_SYS_COUNT)
+            return RQI_PKT_REJECT;
+    } else if (p->qid == RQ_AM_QUEUE && p->tag >= RQ_MAX_HANDLERS) {
+        return RQI_PKT_REJECT;
+    }
+    if (p->kind == RQI_PK_LONG) {
+        const struct rqi_pkt_long *e = rqi_pkt_ext(p);
+        if (p->len != 0 || e->off > ctx->seg_bytes || e->len > ctx->seg_bytes - e->off)
+            return RQI_PKT_REJECT;
+    } else if (p->kind == RQI_PK_FRAG) {
+        const struct rqi_pkt_frag *e = rqi_pkt_ext(p);
+        if (p->len == 0 || e->total > RQI_FRAG_MAX || e->offset > e->total ||
+            p->len > e->total - e->offset || (e->offset != 0 && p->nargs != 0))
+            return RQI_PKT_REJECT;
+    }
+    return RQI_PKT_OK;
+}
+
+/* The next valid packet at the scan position, or NULL when none is
+ * published.  PAD packets and rejected packets are consumed (and counted)
+ * on the way; a broken ring marks the context failed. */
+struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx);
+
+/* Copy the valid packet p at scan into its queue's FIFO (or reassembly)
+ * and release its slots.  0, or RQ_ENOMEM (p stays in the ring). */
+int rqi_ingest(rq_ctx_t *ctx, struct rqi_pkt *p);
+
+/* Ingest every published packet: make room in our ring without running
+ * handlers.  0 or RQ_ENOMEM. */
+int rqi_drain(rq_ctx_t *ctx);
+
+/* One step of a blocking wait: checks the job's failure flag and, every
+ * RQ_PEER_CHECK_MS, peer liveness; spins RQ_SPIN_COUNT times, then yields.
+ * 0 or RQ_EPEER. */
+int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins);
+
+/* Mark the job failed for every rank (a peer died, a ring broke). */
+void rqi_fail(rq_ctx_t *ctx, const char *why);
+
+void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_msg_t *m);
+void rqi_msg_from_vrec(struct rqi_vrec *r, rq_msg_t *m);
+
+/* Keep the direct/buffered mode and its switch counter current. */
+static inline void rqi_mode_update(rq_ctx_t *ctx)
+{
+    int b = ctx->vb.records != 0;
+    if (b != ctx->buffered_mode) {
+        ctx->buffered_mode = b;
+        ctx->stats.mode_switches++;
+    }
+}
+
+#endif

@@ -1,0 +1,182 @@
+/* shm.c - create, map and watch the job segment (see shm.h). */
+#define _GNU_SOURCE
+#include "net/shm.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rq.h"
+
+#define PAGE 4096ull
+
+static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max)
+{
+    /* Quarter of the ring, and within the 16-bit slot count of a packet,
+     * minus room for header, extension and arguments. */
+    uint64_t room = 32 + 24 + 8 * RQ_MAX_ARGS;
+    uint64_t cap = ring_bytes / 4 - room;
+    uint64_t cap16 = 65535ull * RQI_SLOT_BYTES - room;
+    uint64_t m = cfg_max < cap ? cfg_max : cap;
+    m = m < cap16 ? m : cap16;
+    return m & ~7ull;
+}
+
+static uint64_t job_id_new(void)
+{
+    uint64_t id = 0;
+    if (getrandom(&id, sizeof id, GRND_NONBLOCK) != sizeof id) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        id = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40);
+    }
+    return id | 1; /* never 0 */
+}
+
+int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, char *err, size_t errlen)
+{
+    if (nranks == 0 || nranks > RQI_MAX_RANKS) {
+        snprintf(err, errlen, "rank count %u outside [1, %u]", nranks, RQI_MAX_RANKS);
+        return -EINVAL;
+    }
+    uint64_t ring = cfg->v[RQI_CFG_RING_BYTES];
+    uint64_t seg = round_up(cfg->v[RQI_CFG_SEGMENT_SIZE], PAGE);
+    uint64_t stride = PAGE + ring + seg;
+    uint64_t total = PAGE + stride * nranks;
+
+    int fd = memfd_create("rq-job", MFD_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+        return -errno;
+    }
+    if (ftruncate(fd, (off_t)total) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "ftruncate(%llu): %s", (unsigned long long)total, strerror(e));
+        close(fd);
+        return -e;
+    }
+    struct rqi_job_hdr *h = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED) {
+        int e = errno;
+        snprintf(err, errlen, "mmap: %s", strerror(e));
+        close(fd);
+        return -e;
+    }
+    h->magic = RQI_JOB_MAGIC;
+    h->version = RQI_JOB_VERSION;
+    h->nranks = nranks;
+    h->job_id = job_id_new();
+    h->ring_bytes = ring;
+    h->seg_bytes = seg;
+    h->medium_max = rqi_shm_medium_max(ring, cfg->v[RQI_CFG_MEDIUM_MAX]);
+    h->rank_stride = stride;
+    h->ranks_off = PAGE;
+    h->total_bytes = total;
+    munmap(h, PAGE);
+    return fd;
+}
+
+int rqi_shm_attach(int fd, struct rqi_shm *shm, char *err, size_t errlen)
+{
+    memset(shm, 0, sizeof *shm);
+    shm->fd = -1;
+    struct rqi_job_hdr probe;
+    if (pread(fd, &probe, sizeof probe, 0) != (ssize_t)sizeof probe) {
+        snprintf(err, errlen, "job descriptor %d unreadable: %s", fd, strerror(errno));
+        return RQ_EINVAL;
+    }
+    if (probe.magic != RQI_JOB_MAGIC || probe.version != RQI_JOB_VERSION ||
+        probe.nranks == 0 || probe.nranks > RQI_MAX_RANKS || probe.ranks_off != PAGE ||
+        probe.rank_stride != PAGE + probe.ring_bytes + probe.seg_bytes ||
+        probe.total_bytes != PAGE + probe.rank_stride * probe.nranks ||
+        probe.ring_bytes < 4096 || (probe.ring_bytes & (probe.ring_bytes - 1)) != 0 ||
+        probe.medium_max > rqi_shm_medium_max(probe.ring_bytes, UINT64_MAX)) {
+        snprintf(err, errlen, "descriptor %d is not a librq job of this version", fd);
+        return RQ_EINVAL;
+    }
+    void *base = mmap(NULL, probe.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        snprintf(err, errlen, "mmap of %llu bytes: %s", (unsigned long long)probe.total_bytes,
+                 strerror(errno));
+        return RQ_ENOMEM;
+    }
+    shm->fd = fd;
+    shm->base = base;
+    shm->bytes = probe.total_bytes;
+    shm->hdr = base;
+    return 0;
+}
+
+void rqi_shm_detach(struct rqi_shm *shm)
+{
+    if (shm->base != NULL)
+        munmap(shm->base, shm->bytes);
+    if (shm->fd >= 0)
+        close(shm->fd);
+    memset(shm, 0, sizeof *shm);
+    shm->fd = -1;
+}
+
+int rqi_peers_open(struct rqi_peers *pe, const struct rqi_shm *shm, int self)
+{
+    int n = (int)shm->hdr->nranks;
+    pe->n = n;
+    pe->pfd = calloc((size_t)n, sizeof *pe->pfd);
+    pe->pid = calloc((size_t)n, sizeof *pe->pid);
+    if (pe->pfd == NULL || pe->pid == NULL) {
+        free(pe->pfd);
+        free(pe->pid);
+        pe->pfd = NULL;
+        pe->pid = NULL;
+        return RQ_ENOMEM;
+    }
+    for (int r = 0; r < n; r++) {
+        /* Pairs with the owner's store_release(pid) before it attached. */
+        pe->pid[r] = rqi_load_acquire(&rqi_shm_area(shm, (uint32_t)r)->pid);
+        pe->pfd[r].fd = -1;
+        pe->pfd[r].events = POLLIN;
+        if (r != self && pe->pid[r] > 0)
+            pe->pfd[r].fd = (int)syscall(SYS_pidfd_open, pe->pid[r], 0);
+    }
+    return 0;
+}
+
+static int departed(const struct rqi_shm *shm, int r)
+{
+    /* Pairs with the owner's store_release(departed) in rq_finalize. */
+    return rqi_load_acquire(&rqi_shm_area(shm, (uint32_t)r)->departed) != 0;
+}
+
+int rqi_peers_check(const struct rqi_peers *pe, const struct rqi_shm *shm)
+{
+    /* A pidfd polls readable once its process has exited. */
+    if (poll(pe->pfd, (nfds_t)pe->n, 0) > 0) {
+        for (int r = 0; r < pe->n; r++)
+            if (pe->pfd[r].fd >= 0 && (pe->pfd[r].revents & (POLLIN | POLLHUP)) &&
+                !departed(shm, r))
+                return r + 1;
+    }
+    return 0;
+}
+
+void rqi_peers_close(struct rqi_peers *pe)
+{
+    if (pe->pfd != NULL)
+        for (int r = 0; r < pe->n; r++)
+            if (pe->pfd[r].fd >= 0)
+                close(pe->pfd[r].fd);
+    free(pe->pfd);
+    free(pe->pid);
+    pe->pfd = NULL;
+    pe->pid = NULL;
+    pe->n = 0;
+}

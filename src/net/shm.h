@@ -1,0 +1,103 @@
+/* shm.h - the job segment shared by the ranks of one node.
+ *
+ * One memfd per job, created by the launcher (rqrun) or by a 1-rank job
+ * itself, inherited by the ranks as a file descriptor.  A memfd has no
+ * name in /dev/shm, so no exit path - SIGKILL included - leaves anything
+ * behind: the memory goes when the last rank unmaps it.  Owner-only by
+ * construction (it is reachable only through the inherited descriptor).
+ *
+ * Layout (every offset page aligned):
+ *   [job header page]
+ *   rank r at ranks_off + r * rank_stride:
+ *     [control page: ring tail, ring head, pid]
+ *     [inbound ring: ring_bytes]
+ *     [segment: seg_bytes]
+ * Per-receiver memory is one ring, whatever the number of ranks.
+ *
+ * ORDERING: header fields are written by the creator before any rank is
+ * started (fork/exec orders them).  attached/departed are counters every
+ * rank bumps with a seq_cst RMW and others read with acquire; pid is
+ * stored by its owner with release before it bumps attached, so a rank
+ * that acquires attached == nranks sees every pid.  failed is set (release)
+ * by rqrun or a rank and polled (acquire) by blocking calls.
+ */
+#ifndef RQI_SHM_H
+#define RQI_SHM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <poll.h>
+#include <sys/types.h>
+
+#include "core/config.h"
+#include "net/shm_ring.h"
+
+#define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
+#define RQI_JOB_VERSION 1u
+#define RQI_MAX_RANKS   4096u
+
+struct rqi_job_hdr {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t nranks;
+    uint64_t job_id;
+    uint64_t ring_bytes;
+    uint64_t seg_bytes;
+    uint64_t medium_max;
+    uint64_t rank_stride;
+    uint64_t ranks_off;
+    uint64_t total_bytes;
+    _Alignas(RQI_CACHELINE) _Atomic uint32_t attached;
+    _Atomic uint32_t failed; /* nonzero: the job is failing; stop waiting */
+};
+
+struct rqi_rank_area {
+    struct rqi_ring_ctrl ring;
+    _Alignas(RQI_CACHELINE) _Atomic int32_t pid;
+    _Atomic uint32_t departed; /* set by its owner after rq_finalize's barrier */
+};
+
+struct rqi_shm {
+    int                 fd;
+    char               *base;
+    size_t              bytes;
+    struct rqi_job_hdr *hdr;
+};
+
+/* Largest in-place payload for a ring of ring_bytes (cfg_max capped). */
+uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max);
+
+/* Create and size a job memfd for nranks from cfg and write its header.
+ * Returns the descriptor (close-on-exec set) or -errno. */
+int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, char *err, size_t errlen);
+
+/* Map the job behind fd and check its header.  0 or an RQ_E* code. */
+int rqi_shm_attach(int fd, struct rqi_shm *shm, char *err, size_t errlen);
+void rqi_shm_detach(struct rqi_shm *shm);
+
+static inline struct rqi_rank_area *rqi_shm_area(const struct rqi_shm *s, uint32_t r)
+{
+    return (struct rqi_rank_area *)(s->base + s->hdr->ranks_off + r * s->hdr->rank_stride);
+}
+static inline char *rqi_shm_ring(const struct rqi_shm *s, uint32_t r)
+{
+    return (char *)rqi_shm_area(s, r) + 4096;
+}
+static inline char *rqi_shm_segment(const struct rqi_shm *s, uint32_t r)
+{
+    return rqi_shm_ring(s, r) + s->hdr->ring_bytes;
+}
+
+/* Liveness of the peers, by pidfd (never by touching their memory). */
+struct rqi_peers {
+    int            n;
+    struct pollfd *pfd; /* pidfds; fd -1 for self or where pidfd_open failed */
+    pid_t         *pid;
+};
+int  rqi_peers_open(struct rqi_peers *pe, const struct rqi_shm *shm, int self);
+/* 0 when every peer is alive or has departed in order (rq_finalize), else
+ * the rank of a dead peer + 1.  One poll() system call. */
+int  rqi_peers_check(const struct rqi_peers *pe, const struct rqi_shm *shm);
+void rqi_peers_close(struct rqi_peers *pe);
+
+#endif

@@ -1,0 +1,150 @@
+/* rq.c - rq_init / rq_finalize: assemble every layer into a context. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+#include "coll/coll.h"
+#include "ctx.h"
+#include "deliver/deliver.h"
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Publish our pid, count ourselves in, wait for every rank. */
+static int attach_all(rq_ctx_t *ctx)
+{
+    struct rqi_job_hdr *h = ctx->shm.hdr;
+    /* Released before the attach count: whoever acquires
+     * attached == nranks sees every pid. */
+    rqi_store_release(&rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->pid, (int32_t)getpid());
+    atomic_fetch_add(&h->attached, 1u);
+    uint64_t deadline = mono_ms() + ctx->cfg.v[RQI_CFG_INIT_TIMEOUT_MS];
+    unsigned spins = 0;
+    while (rqi_load_acquire(&h->attached) < h->nranks) {
+        if (rqi_load_acquire(&h->failed) != 0)
+            return RQ_EPEER;
+        if ((++spins & 1023u) == 0 && mono_ms() > deadline) {
+            fprintf(stderr, "librq: rank %d: peers did not attach within %llu ms\n", ctx->rank,
+                    (unsigned long long)ctx->cfg.v[RQI_CFG_INIT_TIMEOUT_MS]);
+            return RQ_ETIMEDOUT;
+        }
+        if (spins > 64)
+            usleep(100);
+    }
+    return 0;
+}
+
+static void ctx_free(rq_ctx_t *ctx)
+{
+    rqi_coll_fini(ctx);
+    while (ctx->reasm != NULL) {
+        struct rqi_reasm *n = ctx->reasm->next;
+        free(ctx->reasm->buf);
+        free(ctx->reasm);
+        ctx->reasm = n;
+    }
+    rqi_vbuf_destroy(&ctx->vb, ctx->fifo, RQ_MAX_QUEUES);
+    rqi_peers_close(&ctx->peers);
+    free(ctx->tx);
+    free(ctx->seg);
+    rqi_shm_detach(&ctx->shm);
+    free(ctx);
+}
+
+int rq_init(int *argc, char ***argv, rq_ctx_t **out)
+{
+    (void)argc;
+    (void)argv;
+    if (out == NULL)
+        return RQ_EINVAL;
+    *out = NULL;
+    rq_ctx_t *ctx = calloc(1, sizeof *ctx);
+    if (ctx == NULL)
+        return RQ_ENOMEM;
+    ctx->shm.fd = -1;
+    char err[256];
+    if (rqi_config_load(&ctx->cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "librq: %s\n", err);
+        free(ctx);
+        return RQ_EINVAL;
+    }
+    struct rqi_boot b;
+    int rc = rqi_boot(&ctx->cfg, &b, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "librq: %s\n", err);
+        free(ctx);
+        return rc;
+    }
+    ctx->rank = b.rank;
+    ctx->size = b.size;
+    rc = rqi_shm_attach(b.job_fd, &ctx->shm, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "librq: %s\n", err);
+        close(b.job_fd);
+        free(ctx);
+        return rc;
+    }
+    const struct rqi_job_hdr *h = ctx->shm.hdr;
+    if (h->nranks != (uint32_t)ctx->size) {
+        fprintf(stderr, "librq: RQ_SIZE=%d but the job has %u ranks\n", ctx->size, h->nranks);
+        ctx_free(ctx);
+        return RQ_EINVAL;
+    }
+    ctx->job32 = (uint32_t)h->job_id;
+    ctx->medium_max = h->medium_max;
+    ctx->seg_bytes = h->seg_bytes;
+    ctx->tx = calloc((size_t)ctx->size, sizeof *ctx->tx);
+    ctx->seg = calloc((size_t)ctx->size, sizeof *ctx->seg);
+    if (ctx->tx == NULL || ctx->seg == NULL) {
+        ctx_free(ctx);
+        return RQ_ENOMEM;
+    }
+    uint64_t nslots = h->ring_bytes / RQI_SLOT_BYTES;
+    for (int r = 0; r < ctx->size; r++) {
+        struct rqi_rank_area *a = rqi_shm_area(&ctx->shm, (uint32_t)r);
+        ctx->tx[r].slots = rqi_shm_ring(&ctx->shm, (uint32_t)r);
+        ctx->tx[r].ctrl = &a->ring;
+        ctx->tx[r].nslots = nslots;
+        ctx->tx[r].head_cache = 0;
+        ctx->seg[r] = rqi_shm_segment(&ctx->shm, (uint32_t)r);
+    }
+    struct rqi_ring_rx *rx = &ctx->rx;
+    rx->slots = ctx->tx[ctx->rank].slots;
+    rx->ctrl = ctx->tx[ctx->rank].ctrl;
+    rx->nslots = nslots;
+    rx->batch = nslots / 8;
+    rqi_vbuf_init(&ctx->vb, (size_t)ctx->cfg.v[RQI_CFG_VBUF_CHUNK_BYTES]);
+    rqi_coll_init(ctx);
+    if ((rc = attach_all(ctx)) != 0 || (rc = rqi_peers_open(&ctx->peers, &ctx->shm, ctx->rank)) != 0) {
+        ctx_free(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return 0;
+}
+
+int rq_finalize(rq_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    if (ctx->in_handler)
+        return RQ_EPERM;
+    /* Nobody may still send to us once we unmap: everyone meets first. */
+    int rc = ctx->failed ? RQ_EPEER : rqi_barrier(ctx);
+    /* Pairs with the load_acquire in rqi_peers_check: our exit from here
+     * on is orderly, not a failure. */
+    rqi_store_release(&rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->departed, 1u);
+    ctx_free(ctx);
+    return rc;
+}
+
+int rq_rank(const rq_ctx_t *ctx) { return ctx == NULL ? -1 : ctx->rank; }
+int rq_size(const rq_ctx_t *ctx) { return ctx == NULL ? 0 : ctx->size; }

@@ -1,0 +1,1 @@
+int rqbench_placeholder_am;
