@@ -44,19 +44,11 @@ static inline void fill_header(rq_ctx_t *ctx, struct rqi_pkt *p, unsigned kind, 
                                unsigned tag, unsigned pflags, unsigned nargs, size_t len,
                                unsigned nslots)
 {
-    p->job = ctx->job32;
-    p->src = (uint32_t)ctx->rank;
-    p->tag = tag;
-    p->qid = (uint16_t)qid;
-    p->nargs = (uint8_t)nargs;
-    p->kind = (uint8_t)kind;
-    p->len = (uint32_t)len;
-    p->nslots = (uint16_t)nslots;
-    p->flags = (uint8_t)pflags;
-    p->pad_ = 0;
+    rqi_pkt_write_header(p, ctx->job32, (uint32_t)ctx->rank, tag, qid, nargs, kind,
+                         (uint32_t)len, nslots, pflags);
 }
 
-static int send_inline(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
+static inline __attribute__((always_inline)) int send_inline(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
                        const uint64_t *args, unsigned nargs, const void *data, size_t len,
                        int nonblock)
 {
@@ -79,7 +71,7 @@ static int send_inline(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsig
 
 /* A medium payload above rq_medium_max(): fragments of at most that size,
  * the first carrying the args; the receiver reassembles them. */
-static int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
+static __attribute__((noinline)) int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
                            const uint64_t *args, unsigned nargs, const void *data, size_t len,
                            int nonblock)
 {
@@ -114,9 +106,11 @@ static int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, u
     return 0;
 }
 
-int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
-             const uint64_t *args, unsigned nargs, const void *data, size_t len,
-             unsigned flags)
+static inline __attribute__((always_inline)) int send(rq_ctx_t *ctx, int dst, unsigned qid,
+                                                       unsigned tag, unsigned pflags,
+                                                       const uint64_t *args, unsigned nargs,
+                                                       const void *data, size_t len,
+                                                       unsigned flags)
 {
     if (RQI_UNLIKELY(ctx->failed))
         return RQ_EPEER;
@@ -126,8 +120,15 @@ int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags
     return send_fragmented(ctx, dst, qid, tag, pflags, args, nargs, data, len, nonblock);
 }
 
-int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned nargs,
-                   const void *data, size_t len, unsigned flags)
+int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
+             const uint64_t *args, unsigned nargs, const void *data, size_t len,
+             unsigned flags)
+{
+    return send(ctx, dst, qid, tag, pflags, args, nargs, data, len, flags);
+}
+
+static inline int send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned nargs,
+                             const void *data, size_t len, unsigned flags)
 {
     if (ctx == NULL || !rank_ok(ctx, dst) || nargs > RQ_MAX_ARGS ||
         (nargs != 0 && args == NULL) || (len != 0 && data == NULL) ||
@@ -136,15 +137,21 @@ int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned 
     return 0;
 }
 
+int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned nargs,
+                   const void *data, size_t len, unsigned flags)
+{
+    return send_check(ctx, dst, args, nargs, data, len, flags);
+}
+
 int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                unsigned nargs, const void *data, size_t len, unsigned flags)
 {
-    int rc = rqi_send_check(ctx, dst, args, nargs, data, len, flags);
+    int rc = send_check(ctx, dst, args, nargs, data, len, flags);
     if (RQI_UNLIKELY(rc != 0))
         return rc;
     if (RQI_UNLIKELY(handler >= RQ_MAX_HANDLERS))
         return RQ_EINVAL;
-    return rqi_send(ctx, dst, RQ_AM_QUEUE, handler, 0, args, nargs, data, len, flags);
+    return send(ctx, dst, RQ_AM_QUEUE, handler, 0, args, nargs, data, len, flags);
 }
 
 int rq_reply(rq_ctx_t *ctx, const rq_msg_t *req, unsigned handler, const uint64_t *args,

@@ -75,6 +75,9 @@
 #include "core/atomics.h"
 
 #define RQI_SLOT_BYTES 64u
+#ifndef RQI_PREFETCH_SLOTS
+#define RQI_PREFETCH_SLOTS 16u /* producer write-prefetch distance */
+#endif
 
 /* Packet kinds (rqi_pkt.kind). */
 enum {
@@ -163,6 +166,23 @@ static inline struct rqi_pkt *rqi_ring_slot(char *slots, uint64_t nslots, uint64
     return (struct rqi_pkt *)(slots + (pos & (nslots - 1)) * RQI_SLOT_BYTES);
 }
 
+/* Write header bytes 8..31 as three 64-bit stores: a producer's stores
+ * wait in the store buffer for the slot line to arrive from the consumer's
+ * core, so fewer and wider stores keep more packets in flight.  Byte
+ * layout is that of struct rqi_pkt (little-endian). */
+static inline void rqi_pkt_write_header(struct rqi_pkt *p, uint32_t job, uint32_t src,
+                                        uint32_t tag, unsigned qid, unsigned nargs,
+                                        unsigned kind, uint32_t len, unsigned nslots,
+                                        unsigned flags)
+{
+    uint64_t w[3];
+    w[0] = (uint64_t)job | (uint64_t)src << 32;
+    w[1] = (uint64_t)tag | (uint64_t)qid << 32 | (uint64_t)nargs << 48 | (uint64_t)kind << 56;
+    w[2] = (uint64_t)len | (uint64_t)nslots << 32 | (uint64_t)flags << 48;
+    memcpy((char *)p + 8, w, sizeof w);
+}
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "header packing assumes little-endian");
+
 /* Reserve room for a packet of n slots.  Returns its first slot and sets
  * *pos, or NULL when the ring is full (nothing reserved).  A PAD packet is
  * published here when the packet would straddle the end. */
@@ -185,15 +205,17 @@ static inline struct rqi_pkt *rqi_ring_tx_reserve(struct rqi_ring_tx *tx, unsign
                 &tx->ctrl->tail, &t, t + need, memory_order_relaxed, memory_order_relaxed))) {
             if (RQI_UNLIKELY(pad != 0)) {
                 struct rqi_pkt *p = rqi_ring_slot(tx->slots, N, t);
-                p->job = job;
-                p->src = src;
-                p->kind = RQI_PK_PAD;
-                p->nslots = (uint16_t)pad;
-                p->nargs = 0;
-                p->len = 0;
+                rqi_pkt_write_header(p, job, src, 0, 0, 0, RQI_PK_PAD, 0, (unsigned)pad, 0);
                 /* Pairs with load_acquire(seq) in rqi_ring_rx_peek. */
                 rqi_store_release(&p->seq, t + 1);
             }
+            /* Ask for the line a few packets ahead in exclusive state now
+             * (when it is free space): its transfer from the consumer's
+             * core then overlaps our work instead of stalling the next
+             * reservation's locked CAS, which waits for our stores. */
+            uint64_t ahead = t + need + RQI_PREFETCH_SLOTS;
+            if (ahead - tx->head_cache < N)
+                __builtin_prefetch(rqi_ring_slot(tx->slots, N, ahead), 1, 3);
             *pos = t + pad;
             return rqi_ring_slot(tx->slots, N, t + pad);
         }
