@@ -209,13 +209,6 @@ static inline struct rqi_pkt *rqi_ring_tx_reserve(struct rqi_ring_tx *tx, unsign
                 /* Pairs with load_acquire(seq) in rqi_ring_rx_peek. */
                 rqi_store_release(&p->seq, t + 1);
             }
-            /* Ask for the line a few packets ahead in exclusive state now
-             * (when it is free space): its transfer from the consumer's
-             * core then overlaps our work instead of stalling the next
-             * reservation's locked CAS, which waits for our stores. */
-            uint64_t ahead = t + need + RQI_PREFETCH_SLOTS;
-            if (ahead - tx->head_cache < N)
-                __builtin_prefetch(rqi_ring_slot(tx->slots, N, ahead), 1, 3);
             *pos = t + pad;
             return rqi_ring_slot(tx->slots, N, t + pad);
         }
