@@ -75,9 +75,6 @@
 #include "core/atomics.h"
 
 #define RQI_SLOT_BYTES 64u
-#ifndef RQI_PREFETCH_SLOTS
-#define RQI_PREFETCH_SLOTS 16u /* producer write-prefetch distance */
-#endif
 
 /* Packet kinds (rqi_pkt.kind). */
 enum {
