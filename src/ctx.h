@@ -79,6 +79,13 @@ struct rq_ctx {
     struct rqi_reasm  *reasm;
     uint64_t           next_msg_id;
 
+    /* outbox: packets parked by a sender whose own ring is pinned (a
+     * handler running in place, a held view) when the destination is full;
+     * one FIFO per destination, flushed by every librq call */
+    struct rqi_vbuf    ob;
+    struct rqi_vfifo  *outbox;
+    uint64_t           parked;   /* packets ever parked */
+
     /* handlers */
     struct rqi_handler handlers[RQ_MAX_HANDLERS];
     struct rqi_handler sys[RQI_SYS_COUNT];

@@ -9,6 +9,7 @@
 #include "boot/boot.h"
 #include "coll/coll.h"
 #include "ctx.h"
+#include "am/am.h"
 #include "deliver/deliver.h"
 
 static uint64_t mono_ms(void)
@@ -52,6 +53,9 @@ static void ctx_free(rq_ctx_t *ctx)
         ctx->reasm = n;
     }
     rqi_vbuf_destroy(&ctx->vb, ctx->fifo, RQ_MAX_QUEUES);
+    if (ctx->outbox != NULL)
+        rqi_vbuf_destroy(&ctx->ob, ctx->outbox, (unsigned)ctx->size);
+    free(ctx->outbox);
     rqi_peers_close(&ctx->peers);
     free(ctx->tx);
     free(ctx->seg);
@@ -103,7 +107,8 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     ctx->seg_bytes = h->seg_bytes;
     ctx->tx = calloc((size_t)ctx->size, sizeof *ctx->tx);
     ctx->seg = calloc((size_t)ctx->size, sizeof *ctx->seg);
-    if (ctx->tx == NULL || ctx->seg == NULL) {
+    ctx->outbox = calloc((size_t)ctx->size, sizeof *ctx->outbox);
+    if (ctx->tx == NULL || ctx->seg == NULL || ctx->outbox == NULL) {
         ctx_free(ctx);
         return RQ_ENOMEM;
     }
@@ -122,6 +127,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     rx->nslots = nslots;
     rx->batch = nslots / 8;
     rqi_vbuf_init(&ctx->vb, (size_t)ctx->cfg.v[RQI_CFG_VBUF_CHUNK_BYTES]);
+    rqi_vbuf_init(&ctx->ob, (size_t)ctx->cfg.v[RQI_CFG_VBUF_CHUNK_BYTES]);
     rqi_coll_init(ctx);
     if ((rc = attach_all(ctx)) != 0 || (rc = rqi_peers_open(&ctx->peers, &ctx->shm, ctx->rank)) != 0) {
         ctx_free(ctx);
@@ -137,8 +143,16 @@ int rq_finalize(rq_ctx_t *ctx)
         return RQ_EINVAL;
     if (ctx->in_handler)
         return RQ_EPERM;
-    /* Nobody may still send to us once we unmap: everyone meets first. */
-    int rc = ctx->failed ? RQ_EPEER : rqi_barrier(ctx);
+    /* Deliver every parked packet, then meet: nobody may still send to us
+     * once we unmap. */
+    int rc = 0;
+    unsigned spins = 0;
+    while (rc == 0 && ctx->ob.records != 0) {
+        if (rq_poll(ctx) == 0 && ctx->ob.records != 0)
+            rc = rqi_wait_step(ctx, &spins);
+    }
+    if (rc == 0)
+        rc = ctx->failed ? RQ_EPEER : rqi_barrier(ctx);
     /* Pairs with the load_acquire in rqi_peers_check: our exit from here
      * on is orderly, not a failure. */
     rqi_store_release(&rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->departed, 1u);

@@ -11,96 +11,165 @@
 
 static inline int rank_ok(const rq_ctx_t *ctx, int r) { return r >= 0 && r < ctx->size; }
 
-/* Reserve n slots in dst's ring; when full, drain our own ring (running no
- * handler) and retry until committed, or return RQ_EAGAIN if nonblock. */
-static inline struct rqi_pkt *reserve(rq_ctx_t *ctx, int dst, unsigned n, int nonblock,
-                                      uint64_t *pos, int *rc)
+/* One packet to write, from the caller's buffers or from an outbox record. */
+struct pkt_desc {
+    unsigned        kind, qid, tag, pflags, nargs;
+    const uint64_t *args;
+    const void     *data; /* INLINE/FRAG: bytes placed in the packet;
+                             LONG: bytes copied into the target segment */
+    size_t          len;
+    uint64_t        ext[3]; /* LONG: off, len; FRAG: msg id, total, offset */
+};
+
+static inline size_t desc_inline_len(const struct pkt_desc *d)
 {
-    struct rqi_ring_tx *tx = &ctx->tx[dst];
-    struct rqi_pkt *p = rqi_ring_tx_reserve(tx, n, ctx->job32, (uint32_t)ctx->rank, pos);
-    if (RQI_LIKELY(p != NULL))
-        return p;
-    if (ctx->failed) {
-        *rc = RQ_EPEER;
-        return NULL;
-    }
-    if (nonblock) {
-        *rc = RQ_EAGAIN;
-        return NULL;
-    }
-    unsigned spins = 0;
-    for (;;) {
-        if ((*rc = rqi_drain(ctx)) != 0)
-            return NULL;
-        p = rqi_ring_tx_reserve(tx, n, ctx->job32, (uint32_t)ctx->rank, pos);
-        if (p != NULL)
-            return p;
-        if ((*rc = rqi_wait_step(ctx, &spins)) != 0)
-            return NULL;
-    }
+    return d->kind == RQI_PK_LONG ? 0 : d->len;
 }
 
-static inline void fill_header(rq_ctx_t *ctx, struct rqi_pkt *p, unsigned kind, unsigned qid,
-                               unsigned tag, unsigned pflags, unsigned nargs, size_t len,
-                               unsigned nslots)
+/* Fill the reserved packet p and publish it. */
+static inline void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pkt *p, uint64_t pos,
+                                unsigned n, const struct pkt_desc *d)
 {
-    rqi_pkt_write_header(p, ctx->job32, (uint32_t)ctx->rank, tag, qid, nargs, kind,
-                         (uint32_t)len, nslots, pflags);
-}
-
-static inline __attribute__((always_inline)) int send_inline(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
-                       const uint64_t *args, unsigned nargs, const void *data, size_t len,
-                       int nonblock)
-{
-    unsigned n = rqi_pkt_slots(RQI_PK_INLINE, nargs, len);
-    uint64_t pos;
-    int rc = 0;
-    struct rqi_pkt *p = reserve(ctx, dst, n, nonblock, &pos, &rc);
-    if (RQI_UNLIKELY(p == NULL))
-        return rc;
-    fill_header(ctx, p, RQI_PK_INLINE, qid, tag, pflags, nargs, len, n);
+    size_t inl = desc_inline_len(d);
+    rqi_pkt_write_header(p, ctx->job32, (uint32_t)ctx->rank, d->tag, d->qid, d->nargs, d->kind,
+                         (uint32_t)inl, n, d->pflags);
+    if (RQI_UNLIKELY(d->kind == RQI_PK_LONG)) {
+        /* Reserved first, so RQ_EAGAIN leaves the target segment untouched;
+         * the copy is ordered before the packet by the publishing release. */
+        if (d->len != 0)
+            memcpy(ctx->seg[dst] + d->ext[0], d->data, d->len);
+        struct rqi_pkt_long *e = rqi_pkt_ext(p);
+        e->off = d->ext[0];
+        e->len = d->ext[1];
+    } else if (RQI_UNLIKELY(d->kind == RQI_PK_FRAG)) {
+        struct rqi_pkt_frag *e = rqi_pkt_ext(p);
+        e->msg_id = d->ext[0];
+        e->total = d->ext[1];
+        e->offset = d->ext[2];
+    }
     uint64_t *a = rqi_pkt_args(p);
-    for (unsigned i = 0; i < nargs; i++)
-        a[i] = args[i];
-    if (len != 0)
-        memcpy(a + nargs, data, len);
+    for (unsigned i = 0; i < d->nargs; i++)
+        a[i] = d->args[i];
+    if (inl != 0)
+        memcpy(a + d->nargs, d->data, inl);
     rqi_ring_tx_publish(p, pos);
     ctx->stats.sent++;
+}
+
+/* Reserve and write without waiting: 0, or RQ_EAGAIN (nothing written). */
+static inline int try_write(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
+{
+    unsigned n = rqi_pkt_slots(d->kind, d->nargs, desc_inline_len(d));
+    uint64_t pos;
+    struct rqi_pkt *p = rqi_ring_tx_reserve(&ctx->tx[dst], n, ctx->job32, (uint32_t)ctx->rank, &pos);
+    if (p == NULL)
+        return RQ_EAGAIN;
+    write_packet(ctx, dst, p, pos, n, d);
     return 0;
+}
+
+/* Send what fits of dst's outbox, in order. */
+static void outbox_flush(rq_ctx_t *ctx, int dst)
+{
+    struct rqi_vfifo *f = &ctx->outbox[dst];
+    struct rqi_vrec *r;
+    while ((r = rqi_vfifo_head(f)) != NULL) {
+        struct pkt_desc d = {r->kind, r->qid, r->tag, r->flags & RQI_PF_SYSTEM, r->nargs,
+                             r->args, r->data, r->len,
+                             {r->args[r->nargs], r->args[r->nargs + 1], r->args[r->nargs + 2]}};
+        if (try_write(ctx, dst, &d) != 0)
+            return;
+        rqi_vbuf_pop(&ctx->ob, f);
+    }
+}
+
+void rqi_outbox_flush_all(rq_ctx_t *ctx)
+{
+    for (int r = 0; r < ctx->size && ctx->ob.records != 0; r++)
+        if (rqi_vfifo_head(&ctx->outbox[r]) != NULL)
+            outbox_flush(ctx, r);
+}
+
+/* Park d in dst's outbox: it is committed; a later librq call delivers it. */
+static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
+{
+    struct rqi_vrec *r = rqi_vbuf_push(&ctx->ob, &ctx->outbox[dst], d->nargs + 3, d->len);
+    if (r == NULL)
+        return RQ_ENOMEM;
+    r->nargs = (uint8_t)d->nargs; /* the 3 words after the args hold ext */
+    r->tag = d->tag;
+    r->qid = (uint16_t)d->qid;
+    r->flags = (uint8_t)d->pflags;
+    r->kind = d->kind;
+    for (unsigned i = 0; i < d->nargs; i++)
+        r->args[i] = d->args[i];
+    for (unsigned i = 0; i < 3; i++)
+        r->args[d->nargs + i] = d->ext[i];
+    if (d->len != 0)
+        memcpy(r->data, d->data, d->len);
+    ctx->parked++;
+    return 0;
+}
+
+/* dst's ring is full or its outbox is not empty.  Outside a pinned state
+ * the sender waits, draining its own ring (running no handler) so that
+ * whoever it waits for can progress; that is the back-pressure a fast
+ * sender feels.  While its own ring is pinned (a handler running in place,
+ * a held view) draining cannot free ring space, and a cycle of such
+ * senders would wait forever, so the packet is parked instead. */
+static __attribute__((noinline)) int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc *d,
+                                               int nonblock)
+{
+    unsigned spins = 0;
+    for (;;) {
+        if (ctx->failed)
+            return RQ_EPEER;
+        outbox_flush(ctx, dst);
+        if (rqi_vfifo_head(&ctx->outbox[dst]) == NULL && try_write(ctx, dst, d) == 0)
+            return 0;
+        if (nonblock)
+            return RQ_EAGAIN;
+        int rc = rqi_drain(ctx);
+        if (rc != 0)
+            return rc;
+        outbox_flush(ctx, dst);
+        if (rqi_vfifo_head(&ctx->outbox[dst]) == NULL && try_write(ctx, dst, d) == 0)
+            return 0;
+        if (ctx->rx.head != ctx->rx.scan)
+            return park(ctx, dst, d);
+        if ((rc = rqi_wait_step(ctx, &spins)) != 0)
+            return rc;
+    }
+}
+
+static inline __attribute__((always_inline)) int send_packet(rq_ctx_t *ctx, int dst,
+                                                             const struct pkt_desc *d,
+                                                             int nonblock)
+{
+    if (RQI_LIKELY(rqi_vfifo_head(&ctx->outbox[dst]) == NULL) && try_write(ctx, dst, d) == 0)
+        return 0;
+    return send_slow(ctx, dst, d, nonblock);
 }
 
 /* A medium payload above rq_medium_max(): fragments of at most that size,
  * the first carrying the args; the receiver reassembles them. */
-static __attribute__((noinline)) int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
-                           const uint64_t *args, unsigned nargs, const void *data, size_t len,
-                           int nonblock)
+static __attribute__((noinline)) int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid,
+                                                     unsigned tag, unsigned pflags,
+                                                     const uint64_t *args, unsigned nargs,
+                                                     const void *data, size_t len, int nonblock)
 {
     if (len > RQI_FRAG_MAX)
         return RQ_EINVAL;
     uint64_t id = ctx->next_msg_id++;
-    size_t off = 0;
-    while (off < len) {
-        unsigned na = off == 0 ? nargs : 0;
+    for (size_t off = 0; off < len;) {
         size_t chunk = len - off < ctx->medium_max ? len - off : ctx->medium_max;
-        unsigned n = rqi_pkt_slots(RQI_PK_FRAG, na, chunk);
-        uint64_t pos;
-        int rc = 0;
+        struct pkt_desc d = {RQI_PK_FRAG, qid, tag, pflags, off == 0 ? nargs : 0, args,
+                             (const char *)data + off, chunk, {id, len, off}};
         /* Only the first fragment may be refused: after it, the message is
          * committed and the rest must follow. */
-        struct rqi_pkt *p = reserve(ctx, dst, n, nonblock && off == 0, &pos, &rc);
-        if (p == NULL)
+        int rc = send_packet(ctx, dst, &d, nonblock && off == 0);
+        if (rc != 0)
             return rc;
-        fill_header(ctx, p, RQI_PK_FRAG, qid, tag, pflags, na, chunk, n);
-        struct rqi_pkt_frag *e = rqi_pkt_ext(p);
-        e->msg_id = id;
-        e->total = len;
-        e->offset = off;
-        uint64_t *a = rqi_pkt_args(p);
-        for (unsigned i = 0; i < na; i++)
-            a[i] = args[i];
-        memcpy(a + na, (const char *)data + off, chunk);
-        rqi_ring_tx_publish(p, pos);
-        ctx->stats.sent++;
         off += chunk;
     }
     return 0;
@@ -115,8 +184,10 @@ static inline __attribute__((always_inline)) int send(rq_ctx_t *ctx, int dst, un
     if (RQI_UNLIKELY(ctx->failed))
         return RQ_EPEER;
     int nonblock = (flags & RQ_NONBLOCK) != 0;
-    if (RQI_LIKELY(len <= ctx->medium_max))
-        return send_inline(ctx, dst, qid, tag, pflags, args, nargs, data, len, nonblock);
+    if (RQI_LIKELY(len <= ctx->medium_max)) {
+        struct pkt_desc d = {RQI_PK_INLINE, qid, tag, pflags, nargs, args, data, len, {0, 0, 0}};
+        return send_packet(ctx, dst, &d, nonblock);
+    }
     return send_fragmented(ctx, dst, qid, tag, pflags, args, nargs, data, len, nonblock);
 }
 
@@ -175,25 +246,9 @@ int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *ar
         return RQ_ERANGE;
     if (ctx->failed)
         return RQ_EPEER;
-    unsigned n = rqi_pkt_slots(RQI_PK_LONG, nargs, 0);
-    uint64_t pos;
-    struct rqi_pkt *p = reserve(ctx, dst, n, (flags & RQ_NONBLOCK) != 0, &pos, &rc);
-    if (p == NULL)
-        return rc;
-    /* Reserved first, so RQ_EAGAIN leaves the target segment untouched.
-     * The copy is ordered before the packet by the publishing release. */
-    if (len != 0)
-        memcpy(ctx->seg[dst] + dst_off, src, len);
-    fill_header(ctx, p, RQI_PK_LONG, RQ_AM_QUEUE, handler, 0, nargs, 0, n);
-    struct rqi_pkt_long *e = rqi_pkt_ext(p);
-    e->off = dst_off;
-    e->len = len;
-    uint64_t *a = rqi_pkt_args(p);
-    for (unsigned i = 0; i < nargs; i++)
-        a[i] = args[i];
-    rqi_ring_tx_publish(p, pos);
-    ctx->stats.sent++;
-    return 0;
+    struct pkt_desc d = {RQI_PK_LONG, RQ_AM_QUEUE, handler, 0, nargs, args, src, len,
+                         {dst_off, len, 0}};
+    return send_packet(ctx, dst, &d, (flags & RQ_NONBLOCK) != 0);
 }
 
 int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
@@ -227,6 +282,8 @@ int rq_poll(rq_ctx_t *ctx)
         return RQ_EINVAL;
     if (RQI_UNLIKELY(ctx->in_handler))
         return 0; /* handlers are atomic: none runs inside another */
+    if (RQI_UNLIKELY(ctx->ob.records != 0))
+        rqi_outbox_flush_all(ctx);
     struct rqi_ring_rx *rx = &ctx->rx;
     struct rqi_vfifo *am = &ctx->fifo[RQ_AM_QUEUE];
     const int batch = (int)ctx->cfg.v[RQI_CFG_POLL_BATCH];

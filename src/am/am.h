@@ -15,4 +15,7 @@ int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags
              const uint64_t *args, unsigned nargs, const void *data, size_t len,
              unsigned flags);
 
+/* Send what fits of every destination's outbox (see send_slow in am.c). */
+void rqi_outbox_flush_all(rq_ctx_t *ctx);
+
 #endif

@@ -210,6 +210,7 @@ int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins)
             if (dead != 0) {
                 char why[96];
                 snprintf(why, sizeof why, "rank %d died; failing the job", dead - 1);
+                rqi_shm_note_dead(ctx->shm.hdr, (uint32_t)(dead - 1));
                 rqi_fail(ctx, why);
                 return RQ_EPEER;
             }

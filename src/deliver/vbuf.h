@@ -24,6 +24,8 @@ struct rqi_vrec {
     uint16_t qid;
     uint8_t  nargs;
     uint8_t  flags;   /* RQI_PF_* | RQI_VR_OWNED */
+    uint32_t kind;    /* packet kind, for parked outgoing packets */
+    uint32_t spare_;
     uint64_t len;
     void    *data;    /* inline after args, in the segment (long), or owned */
     uint64_t args[];

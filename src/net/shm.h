@@ -49,6 +49,7 @@ struct rqi_job_hdr {
     uint64_t total_bytes;
     _Alignas(RQI_CACHELINE) _Atomic uint32_t attached;
     _Atomic uint32_t failed; /* nonzero: the job is failing; stop waiting */
+    _Atomic uint32_t first_dead; /* rank + 1 of the first rank seen dead (CAS from 0) */
 };
 
 struct rqi_rank_area {
@@ -86,6 +87,13 @@ static inline char *rqi_shm_ring(const struct rqi_shm *s, uint32_t r)
 static inline char *rqi_shm_segment(const struct rqi_shm *s, uint32_t r)
 {
     return rqi_shm_ring(s, r) + s->hdr->ring_bytes;
+}
+
+/* Record rank as the job's first dead rank unless one is already known. */
+static inline void rqi_shm_note_dead(struct rqi_job_hdr *h, uint32_t rank)
+{
+    uint32_t none = 0;
+    atomic_compare_exchange_strong(&h->first_dead, &none, rank + 1);
 }
 
 /* Liveness of the peers, by pidfd (never by touching their memory). */

@@ -174,7 +174,8 @@ int main(int argc, char **argv)
     }
 
     pid_t *pids = calloc((size_t)n, sizeof *pids);
-    if (pids == NULL)
+    int *codes = calloc((size_t)n, sizeof *codes);
+    if (pids == NULL || codes == NULL)
         return 1;
     pid_t self = getpid();
     int live = 0, status_out = 0, failed = 0;
@@ -240,6 +241,9 @@ int main(int argc, char **argv)
             pids[r] = 0;
             live--;
             int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+            codes[r] = code;
+            if (code != 0)
+                rqi_shm_note_dead(hdr, (uint32_t)r);
             if (code != 0 && !failed) {
                 failed = 1;
                 status_out = code;
@@ -258,7 +262,14 @@ int main(int argc, char **argv)
             }
         }
     }
+    /* Two ranks can be reaped in either order when one dies and another
+     * notices and exits before we wake: the first rank seen dead, by us or
+     * by a peer's liveness check, is the failure we report. */
+    uint32_t first = rqi_load_acquire(&hdr->first_dead);
+    if (first != 0 && first <= (uint32_t)n && codes[first - 1] != 0)
+        status_out = codes[first - 1];
     munmap(hdr, 4096);
     free(pids);
+    free(codes);
     return status_out;
 }

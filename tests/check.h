@@ -1,0 +1,32 @@
+/* check.h - minimal test assertions: print where and why, exit 1. */
+#ifndef RQ_TEST_CHECK_H
+#define RQ_TEST_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                                   \
+    do {                                                                                 \
+        long long a_ = (long long)(a), b_ = (long long)(b);                              \
+        if (a_ != b_) {                                                                  \
+            fprintf(stderr, "%s:%d: CHECK_EQ failed: %s = %lld, %s = %lld\n", __FILE__, \
+                    __LINE__, #a, a_, #b, b_);                                           \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+
+/* Deterministic payload bytes for (src, seq, i). */
+static inline unsigned char pattern_byte(int src, unsigned long long seq, size_t i)
+{
+    return (unsigned char)((unsigned long long)src * 131u + seq * 31u + i * 7u + (i >> 8));
+}
+
+#endif

@@ -1,0 +1,42 @@
+/* unit_config - RQ_* parsing: suffixes, ranges, malformed values. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/config.h"
+
+int main(void)
+{
+    uint64_t v;
+    CHECK(rqi_config_parse_u64("123", &v) == 0 && v == 123);
+    CHECK(rqi_config_parse_u64("4k", &v) == 0 && v == 4096);
+    CHECK(rqi_config_parse_u64("2M", &v) == 0 && v == 2u << 20);
+    CHECK(rqi_config_parse_u64("1g", &v) == 0 && v == 1u << 30);
+    CHECK(rqi_config_parse_u64("0x10", &v) == 0 && v == 16);
+    CHECK(rqi_config_parse_u64("", &v) != 0);
+    CHECK(rqi_config_parse_u64("-1", &v) != 0);
+    CHECK(rqi_config_parse_u64("12q", &v) != 0);
+    CHECK(rqi_config_parse_u64("4kk", &v) != 0);
+    CHECK(rqi_config_parse_u64("99999999999999999999", &v) != 0);
+    CHECK(rqi_config_parse_u64("17179869184G", &v) != 0); /* overflows */
+
+    struct rqi_config cfg;
+    char err[256];
+    for (int i = 0; i < RQI_CFG_COUNT; i++)
+        unsetenv(rqi_cfg_vars[i].name);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0);
+    for (int i = 0; i < RQI_CFG_COUNT; i++)
+        CHECK(cfg.v[i] == rqi_cfg_vars[i].def);
+
+    setenv("RQ_RING_BYTES", "5000", 1); /* not a power of two */
+    CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "RQ_RING_BYTES"));
+    setenv("RQ_RING_BYTES", "1024", 1); /* below the minimum */
+    CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "outside"));
+    setenv("RQ_RING_BYTES", "banana", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "not a number"));
+    setenv("RQ_RING_BYTES", "64k", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 && cfg.v[RQI_CFG_RING_BYTES] == 65536);
+    printf("unit_config: ok\n");
+    return 0;
+}
