@@ -96,6 +96,14 @@ int main(int argc, char **argv)
     rq_stats(ctx, &st);
     CHECK_EQ(st.rejected, 0);
     CHECK_EQ(rq_finalize(ctx), 0);
+    free(next_am);
+    free(next_q);
+    free(seq_am);
+    free(seq_q);
+    free(to_am);
+    free(to_q);
+    free(want_am);
+    free(want_q);
     if (me == 0)
         printf("order_soak: %d ranks x %ld packets: ok (direct %llu, buffered %llu on rank 0)\n", n,
                total, (unsigned long long)st.direct, (unsigned long long)st.buffered);
