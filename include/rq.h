@@ -31,7 +31,7 @@
  *   the virtual buffer (buffered delivery).  A committed send is delivered
  *   exactly once, or the job reports a failed peer (RQ_EPEER).
  *
- * SIZE TIERS (see docs/design-am.md)
+ * SIZE TIERS (see docs/design-delivery.md and docs/benchmarks.md)
  *   short   len == 0: header + up to RQ_MAX_ARGS 64-bit arguments.
  *   medium  0 < len <= rq_medium_max(): payload read in place (zero copy).
  *   medium  len > rq_medium_max(): fragmented and reassembled; the handler
