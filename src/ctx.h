@@ -55,6 +55,7 @@ struct rqi_view {
 struct rq_ctx {
     int                rank, size;
     uint32_t           job32;
+    uint64_t           hdr_w0;       /* header word 1 of our packets: job | src << 32 */
     int                in_handler;
     int                atomic_depth;
     int                failed;       /* sticky: a peer died or the ring broke */

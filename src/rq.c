@@ -103,6 +103,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         return RQ_EINVAL;
     }
     ctx->job32 = (uint32_t)h->job_id;
+    ctx->hdr_w0 = (uint64_t)ctx->job32 | (uint64_t)(uint32_t)ctx->rank << 32;
     ctx->medium_max = h->medium_max;
     ctx->seg_bytes = h->seg_bytes;
     ctx->tx = calloc((size_t)ctx->size, sizeof *ctx->tx);

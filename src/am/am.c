@@ -27,7 +27,7 @@ static inline size_t desc_inline_len(const struct pkt_desc *d)
 }
 
 /* Fill the reserved packet p and publish it. */
-static inline void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pkt *p, uint64_t pos,
+static inline __attribute__((always_inline)) void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pkt *p, uint64_t pos,
                                 unsigned n, const struct pkt_desc *d)
 {
     size_t inl = desc_inline_len(d);
@@ -57,7 +57,7 @@ static inline void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pkt *p, uint6
 }
 
 /* Reserve and write without waiting: 0, or RQ_EAGAIN (nothing written). */
-static inline int try_write(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
+static inline __attribute__((always_inline)) int try_write(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
 {
     unsigned n = rqi_pkt_slots(d->kind, d->nargs, desc_inline_len(d));
     uint64_t pos;
@@ -214,14 +214,40 @@ int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned 
     return send_check(ctx, dst, args, nargs, data, len, flags);
 }
 
+/* The hot path: a short or in-place medium request to a destination with
+ * no parked packets, when its ring has room.  Everything else (full ring,
+ * outbox, fragments) takes the general path, which behaves the same. */
 int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                unsigned nargs, const void *data, size_t len, unsigned flags)
 {
-    int rc = send_check(ctx, dst, args, nargs, data, len, flags);
-    if (RQI_UNLIKELY(rc != 0))
-        return rc;
-    if (RQI_UNLIKELY(handler >= RQ_MAX_HANDLERS))
+    if (RQI_UNLIKELY(ctx == NULL || (unsigned)dst >= (unsigned)ctx->size ||
+                     nargs > RQ_MAX_ARGS || handler >= RQ_MAX_HANDLERS ||
+                     (flags & ~(RQ_NONBLOCK | RQ_INTERRUPT)) != 0 ||
+                     (nargs != 0 && args == NULL) || (len != 0 && data == NULL)))
         return RQ_EINVAL;
+    if (RQI_LIKELY(len <= ctx->medium_max && !ctx->failed &&
+                   rqi_vfifo_head(&ctx->outbox[dst]) == NULL)) {
+        unsigned n = (unsigned)((sizeof(struct rqi_pkt) + 8u * nargs + len + RQI_SLOT_BYTES - 1) /
+                                RQI_SLOT_BYTES);
+        uint64_t pos;
+        struct rqi_pkt *p = rqi_ring_tx_reserve(&ctx->tx[dst], n, ctx->job32,
+                                                (uint32_t)ctx->rank, &pos);
+        if (RQI_LIKELY(p != NULL)) {
+            uint64_t w[3] = {ctx->hdr_w0,
+                             (uint64_t)handler | (uint64_t)nargs << 48 |
+                                 (uint64_t)RQI_PK_INLINE << 56,
+                             (uint64_t)len | (uint64_t)n << 32};
+            memcpy((char *)p + 8, w, sizeof w);
+            uint64_t *a = (uint64_t *)(p + 1);
+            for (unsigned i = 0; i < nargs; i++)
+                a[i] = args[i];
+            if (len != 0)
+                memcpy(a + nargs, data, len);
+            rqi_ring_tx_publish(p, pos);
+            ctx->stats.sent++;
+            return 0;
+        }
+    }
     return send(ctx, dst, RQ_AM_QUEUE, handler, 0, args, nargs, data, len, flags);
 }
 

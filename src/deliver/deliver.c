@@ -41,26 +41,6 @@ struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx)
     }
 }
 
-void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_msg_t *m)
-{
-    m->src = (int)p->src;
-    m->qid = p->qid;
-    m->handler = p->tag;
-    m->nargs = p->nargs;
-    m->args = rqi_pkt_args(p);
-    if (p->kind == RQI_PK_LONG) {
-        const struct rqi_pkt_long *e = rqi_pkt_ext(p);
-        m->data = ctx->seg[ctx->rank] + e->off;
-        m->len = e->len;
-    } else {
-        m->data = rqi_pkt_payload(p);
-        m->len = p->len;
-    }
-    m->key = RQ_KEY_NOSYNC;
-    m->rqi_flags = p->flags;
-    m->rqi_pad = 0;
-}
-
 void rqi_msg_from_vrec(struct rqi_vrec *r, rq_msg_t *m)
 {
     m->src = (int)r->src;

@@ -74,8 +74,28 @@ int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins);
 /* Mark the job failed for every rank (a peer died, a ring broke). */
 void rqi_fail(rq_ctx_t *ctx, const char *why);
 
-void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_msg_t *m);
 void rqi_msg_from_vrec(struct rqi_vrec *r, rq_msg_t *m);
+
+/* Describe the (validated) packet p for a handler or a view: in place. */
+static inline void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_msg_t *m)
+{
+    m->src = (int)p->src;
+    m->qid = p->qid;
+    m->handler = p->tag;
+    m->nargs = p->nargs;
+    m->args = rqi_pkt_args(p);
+    if (p->kind == RQI_PK_LONG) {
+        const struct rqi_pkt_long *e = rqi_pkt_ext(p);
+        m->data = ctx->seg[ctx->rank] + e->off;
+        m->len = e->len;
+    } else {
+        m->data = rqi_pkt_payload(p);
+        m->len = p->len;
+    }
+    m->key = RQ_KEY_NOSYNC;
+    m->rqi_flags = p->flags;
+    m->rqi_pad = 0;
+}
 
 /* Keep the direct/buffered mode and its switch counter current. */
 static inline void rqi_mode_update(rq_ctx_t *ctx)
