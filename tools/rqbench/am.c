@@ -115,7 +115,7 @@ int rqb_am(rq_ctx_t *ctx, const struct rqb_opts *o)
     cpu[0] = (int)all[0];
     cpu[1] = (int)all[1];
 
-    struct rqb_sample L = {0}, ring = {0}, lat = {0}, rate = {0}, poll = {0};
+    struct rqb_sample L = {0}, L2 = {0}, ring = {0}, lat = {0}, rate = {0}, poll = {0};
     /* Warm-up: one short run of everything, not recorded. */
     rqb_cacheline_oneway_ns(ctx, o->iters / 10);
     am_latency(ctx, o->iters / 10);
@@ -126,6 +126,7 @@ int rqb_am(rq_ctx_t *ctx, const struct rqb_opts *o)
             fflush(stderr);
         }
         rqb_add(&L, rqb_cacheline_oneway_ns(ctx, o->iters));
+        rqb_add(&L2, rqb_twoline_oneway_ns(ctx, o->iters));
         rqb_add(&ring, rqb_raw_ring_rate(ctx, o->msgs) / 1e6);
         rqb_add(&lat, am_latency(ctx, o->iters));
         rqb_add(&rate, am_rate(ctx, o->msgs) / 1e6);
@@ -142,11 +143,13 @@ int rqb_am(rq_ctx_t *ctx, const struct rqb_opts *o)
     printf("placement: %s (cache line one-way L = %.0f ns)\n",
            l < 100 ? "near (shared cache)" : "far (no shared cache)", l);
     printf("physical limits (same cores, same run)\n");
-    row("cache-line one-way latency L", &L, "ns", "");
+    row("cache-line one-way latency L", &L, "ns", "one line bounced");
+    row("two-line one-way latency", &L2, "ns", "one line per direction");
     row("raw SPSC ring, 64-byte slots", &ring, "M/s", "");
     printf("librq, shared memory\n");
     char note[96];
-    snprintf(note, sizeof note, "= L + %.0f ns", al - l);
+    snprintf(note, sizeof note, "= L + %.0f ns = two-line + %.0f ns", al - l,
+             al - rqb_median(&L2));
     row("short AM one-way latency", &lat, "ns", note);
     snprintf(note, sizeof note, "= %.2f x raw ring", ar / rr);
     row("short AM streaming rate", &rate, "M/s", note);

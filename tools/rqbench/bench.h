@@ -28,6 +28,7 @@ double   rqb_max(const struct rqb_sample *s);
 /* Physical limits between rank 0 and rank 1 (both ranks call; rank 0 gets
  * the result).  Scratch memory: the start of rank 0's segment. */
 double rqb_cacheline_oneway_ns(rq_ctx_t *ctx, long iters);
+double rqb_twoline_oneway_ns(rq_ctx_t *ctx, long iters);
 double rqb_raw_ring_rate(rq_ctx_t *ctx, long slots);
 
 /* Benchmark families (subcommands). */

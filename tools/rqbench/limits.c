@@ -39,6 +39,38 @@ double rqb_cacheline_oneway_ns(rq_ctx_t *ctx, long iters)
     return r;
 }
 
+double rqb_twoline_oneway_ns(rq_ctx_t *ctx, long iters)
+{
+    /* One line per direction, as any pair of queues needs: rank 0 writes
+     * line a and waits on line b; rank 1 the reverse. */
+    _Atomic uint64_t *a = (_Atomic uint64_t *)(scratch(ctx) + 256);
+    _Atomic uint64_t *b = (_Atomic uint64_t *)(scratch(ctx) + 384);
+    int me = rq_rank(ctx);
+    if (me == 0) {
+        atomic_store(a, 0);
+        atomic_store(b, 0);
+    }
+    rq_barrier(ctx);
+    double r = 0;
+    if (me == 0) {
+        uint64_t t0 = rqb_now_ns();
+        for (uint64_t i = 1; i <= (uint64_t)iters; i++) {
+            atomic_store_explicit(a, i, memory_order_release);
+            while (atomic_load_explicit(b, memory_order_acquire) != i)
+                relax();
+        }
+        r = (double)(rqb_now_ns() - t0) / (double)iters / 2.0;
+    } else if (me == 1) {
+        for (uint64_t i = 1; i <= (uint64_t)iters; i++) {
+            while (atomic_load_explicit(a, memory_order_acquire) != i)
+                relax();
+            atomic_store_explicit(b, i, memory_order_release);
+        }
+    }
+    rq_barrier(ctx);
+    return r;
+}
+
 #define RING_SLOTS 4096u
 struct raw_slot { _Atomic uint64_t seq; uint64_t payload[7]; };
 

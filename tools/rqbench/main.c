@@ -63,8 +63,10 @@ static void usage(FILE *f)
         "  am   short active messages between ranks 0 and 1: one-way latency\n"
         "       (round trip / 2 over 200k trips), streaming rate (2M 1-argument\n"
         "       AMs, acknowledged), unsuccessful rq_poll cost (10M calls); beside\n"
-        "       the cache-line one-way latency L and a raw SPSC ring of 64-byte\n"
-        "       slots measured between the same cores in the same run.\n"
+        "       the cache-line one-way latency L (one line bounced), the two-line\n"
+        "       one-way latency (one line per direction, the floor of any pair of\n"
+        "       queues) and a raw SPSC ring of 64-byte slots, measured between\n"
+        "       the same cores in the same run.\n"
         "options:\n"
         "  --reps N  repetitions (default 7; the median is reported)\n"
         "  --quick   3 repetitions of shorter runs (a few seconds)\n");
