@@ -354,23 +354,22 @@ int rq_poll(rq_ctx_t *ctx)
     return n;
 }
 
+struct word_wait { const volatile uint64_t *word; uint64_t at_least; };
+static int word_reached(rq_ctx_t *ctx, const void *arg)
+{
+    (void)ctx;
+    const struct word_wait *w = arg;
+    return *w->word >= w->at_least;
+}
+
 int rq_wait_until(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least)
 {
     if (ctx == NULL || word == NULL)
         return RQ_EINVAL;
     if (ctx->in_handler)
         return RQ_EPERM;
-    unsigned spins = 0;
-    while (*word < at_least) {
-        if (rq_poll(ctx) > 0) {
-            spins = 0;
-            continue;
-        }
-        int rc = rqi_wait_step(ctx, &spins);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    struct word_wait w = {word, at_least};
+    return rqi_poll_until(ctx, word_reached, &w);
 }
 
 size_t rq_medium_max(const rq_ctx_t *ctx)

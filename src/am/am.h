@@ -4,6 +4,7 @@
 #define RQI_AM_H
 
 #include "ctx.h"
+#include "deliver/deliver.h"
 
 /* Validate the arguments common to every send: 0 or RQ_EINVAL. */
 int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned nargs,
@@ -14,6 +15,24 @@ int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned 
 int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
              const uint64_t *args, unsigned nargs, const void *data, size_t len,
              unsigned flags);
+
+/* Poll until cond(ctx, arg) holds: run handlers while waiting, spin and
+ * then yield (rqi_wait_step), fail with RQ_EPEER when a peer dies. */
+static inline int rqi_poll_until(rq_ctx_t *ctx, int (*cond)(rq_ctx_t *, const void *),
+                                 const void *arg)
+{
+    unsigned spins = 0;
+    while (!cond(ctx, arg)) {
+        if (rq_poll(ctx) > 0) {
+            spins = 0;
+            continue;
+        }
+        int rc = rqi_wait_step(ctx, &spins);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
 
 /* Send what fits of every destination's outbox (see send_slow in am.c). */
 void rqi_outbox_flush_all(rq_ctx_t *ctx);

@@ -64,22 +64,6 @@ void rqi_coll_fini(rq_ctx_t *ctx)
     }
 }
 
-/* Poll until cond() holds, failing on a dead peer. */
-static int wait_poll(rq_ctx_t *ctx, int (*cond)(rq_ctx_t *, const void *), const void *arg)
-{
-    unsigned spins = 0;
-    while (!cond(ctx, arg)) {
-        if (rq_poll(ctx) > 0) {
-            spins = 0;
-            continue;
-        }
-        int rc = rqi_wait_step(ctx, &spins);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
 struct round_wait { unsigned round; uint64_t epoch; };
 static int round_done(rq_ctx_t *ctx, const void *a)
 {
@@ -99,7 +83,7 @@ int rqi_barrier(rq_ctx_t *ctx)
         if (rc != 0)
             return rc;
         struct round_wait w = {round, epoch};
-        if ((rc = wait_poll(ctx, round_done, &w)) != 0)
+        if ((rc = rqi_poll_until(ctx, round_done, &w)) != 0)
             return rc;
     }
     return 0;
@@ -128,7 +112,7 @@ static int mail_here(rq_ctx_t *ctx, const void *a)
 static int mail_take(rq_ctx_t *ctx, uint64_t seq, int src, struct rqi_mail **out)
 {
     struct mail_wait w = {seq, src};
-    int rc = wait_poll(ctx, mail_here, &w);
+    int rc = rqi_poll_until(ctx, mail_here, &w);
     if (rc != 0)
         return rc;
     for (struct rqi_mail **pp = &ctx->mail; *pp != NULL; pp = &(*pp)->next) {
