@@ -114,7 +114,7 @@ int rq_size(const rq_ctx_t *ctx);
 const char *rq_strerror(int err);
 
 /* rq_medium_max - largest payload delivered in place (zero copy) in this
- * job: min(RQ_MEDIUM_MAX, ring bytes / 4 - header).  Larger medium payloads
+ * job: min(RQ_MEDIUM_MAX, RQ_RING_BYTES / 4 - header).  Larger medium payloads
  * are fragmented.  0 if ctx is NULL.  Thread-safe. */
 size_t rq_medium_max(const rq_ctx_t *ctx);
 

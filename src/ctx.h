@@ -48,8 +48,9 @@ struct rqi_mail {
 
 /* A view of a packet still in the ring, handed out by rq_peek. */
 struct rqi_view {
-    struct rqi_pkt *pkt; /* NULL: no view held */
-    uint64_t        pos;
+    struct rqi_pkt     *pkt; /* NULL: no view held */
+    struct rqi_ring_rx *rx;  /* its lane */
+    uint64_t            pos;
 };
 
 struct rq_ctx {
@@ -65,8 +66,10 @@ struct rq_ctx {
 
     /* transport: shared memory */
     struct rqi_shm     shm;
-    struct rqi_ring_rx rx;
-    struct rqi_ring_tx *tx;   /* one per destination rank */
+    struct rqi_ring_rx rx[RQI_MAX_LANES]; /* our inbound lanes */
+    unsigned           nlanes;
+    unsigned           lane_rr;  /* lane the next poll starts at */
+    struct rqi_ring_tx *tx;   /* our lane at each destination rank */
     char             **seg;   /* each rank's segment, mapped here */
     struct rqi_peers   peers;
     uint64_t           next_peer_check_ns;

@@ -114,19 +114,27 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         return RQ_ENOMEM;
     }
     uint64_t nslots = h->ring_bytes / RQI_SLOT_BYTES;
+    /* Sender r uses lane r mod nlanes everywhere; a lane with one sender
+     * (lane + nlanes >= nranks) is single-producer. */
+    uint32_t my_lane = (uint32_t)ctx->rank % h->nlanes;
+    int exclusive = my_lane + h->nlanes >= h->nranks;
     for (int r = 0; r < ctx->size; r++) {
         struct rqi_rank_area *a = rqi_shm_area(&ctx->shm, (uint32_t)r);
-        ctx->tx[r].slots = rqi_shm_ring(&ctx->shm, (uint32_t)r);
-        ctx->tx[r].ctrl = &a->ring;
+        ctx->tx[r].slots = rqi_shm_lane(&ctx->shm, (uint32_t)r, my_lane);
+        ctx->tx[r].ctrl = &a->ring[my_lane];
         ctx->tx[r].nslots = nslots;
         ctx->tx[r].head_cache = 0;
+        ctx->tx[r].exclusive = exclusive;
         ctx->seg[r] = rqi_shm_segment(&ctx->shm, (uint32_t)r);
     }
-    struct rqi_ring_rx *rx = &ctx->rx;
-    rx->slots = ctx->tx[ctx->rank].slots;
-    rx->ctrl = ctx->tx[ctx->rank].ctrl;
-    rx->nslots = nslots;
-    rx->batch = nslots / 8;
+    ctx->nlanes = h->nlanes;
+    for (uint32_t l = 0; l < h->nlanes; l++) {
+        struct rqi_ring_rx *rx = &ctx->rx[l];
+        rx->slots = rqi_shm_lane(&ctx->shm, (uint32_t)ctx->rank, l);
+        rx->ctrl = &rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->ring[l];
+        rx->nslots = nslots;
+        rx->batch = nslots / 8;
+    }
     rqi_vbuf_init(&ctx->vb, (size_t)ctx->cfg.v[RQI_CFG_VBUF_CHUNK_BYTES]);
     rqi_vbuf_init(&ctx->ob, (size_t)ctx->cfg.v[RQI_CFG_VBUF_CHUNK_BYTES]);
     rqi_coll_init(ctx);

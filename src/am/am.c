@@ -135,7 +135,7 @@ static __attribute__((noinline)) int send_slow(rq_ctx_t *ctx, int dst, const str
         outbox_flush(ctx, dst);
         if (rqi_vfifo_head(&ctx->outbox[dst]) == NULL && try_write(ctx, dst, d) == 0)
             return 0;
-        if (ctx->rx.head != ctx->rx.scan)
+        if (rqi_rx_pinned(ctx))
             return park(ctx, dst, d);
         if ((rc = rqi_wait_step(ctx, &spins)) != 0)
             return rc;
@@ -310,13 +310,17 @@ int rq_poll(rq_ctx_t *ctx)
         return 0; /* handlers are atomic: none runs inside another */
     if (RQI_UNLIKELY(ctx->ob.records != 0))
         rqi_outbox_flush_all(ctx);
-    struct rqi_ring_rx *rx = &ctx->rx;
     struct rqi_vfifo *am = &ctx->fifo[RQ_AM_QUEUE];
     const int batch = (int)ctx->cfg.v[RQI_CFG_POLL_BATCH];
+    const unsigned nl = ctx->nlanes;
+    unsigned l = ctx->lane_rr, empty = 0;
     int n = 0;
     rq_msg_t m;
-    while (n < batch) {
-        /* Buffered packets are older than anything still in the ring. */
+    /* Stay on a lane while it has packets; stop when every lane was found
+     * empty in a row.  The next poll starts at the next lane, so a busy
+     * lane cannot starve the others. */
+    while (n < batch && empty < nl) {
+        /* Buffered packets are older than anything still in a lane. */
         struct rqi_vrec *v = rqi_vfifo_head(am);
         if (RQI_UNLIKELY(v != NULL)) {
             rqi_msg_from_vrec(v, &m);
@@ -326,23 +330,26 @@ int rq_poll(rq_ctx_t *ctx)
             rqi_mode_update(ctx);
             continue;
         }
+        struct rqi_ring_rx *rx = &ctx->rx[l];
         struct rqi_pkt *p = rqi_ring_rx_peek(rx);
-        if (p == NULL) {
-            rqi_ring_rx_idle(rx);
-            break;
-        }
-        if (RQI_UNLIKELY(p->qid != RQ_AM_QUEUE || p->kind == RQI_PK_FRAG ||
-                         p->kind == RQI_PK_PAD || rqi_pkt_check(ctx, p) != RQI_PKT_OK)) {
+        if (RQI_UNLIKELY(p != NULL &&
+                         (p->qid != RQ_AM_QUEUE || p->kind == RQI_PK_FRAG ||
+                          p->kind == RQI_PK_PAD || rqi_pkt_check(ctx, rx, p) != RQI_PKT_OK))) {
             /* Slow cases: PAD, rejects, fragments, other queues. */
-            p = rqi_rx_next(ctx);
-            if (p == NULL)
-                break;
-            if (p->qid != RQ_AM_QUEUE || p->kind == RQI_PK_FRAG) {
-                if (rqi_ingest(ctx, p) != 0)
-                    break; /* out of memory: leave it in the ring */
+            p = rqi_rx_next_lane(ctx, rx);
+            if (p != NULL && (p->qid != RQ_AM_QUEUE || p->kind == RQI_PK_FRAG)) {
+                if (rqi_ingest(ctx, rx, p) != 0)
+                    break; /* out of memory: leave it in the lane */
                 continue;
             }
         }
+        if (p == NULL) {
+            rqi_ring_rx_idle(rx);
+            empty++;
+            l = l + 1 == nl ? 0 : l + 1;
+            continue;
+        }
+        empty = 0;
         /* Direct delivery: the handler reads the packet in place. */
         uint64_t pos = rqi_ring_rx_take(rx, p);
         rqi_msg_from_pkt(ctx, p, &m);
@@ -351,6 +358,7 @@ int rq_poll(rq_ctx_t *ctx)
         n += run_handler(ctx, &m);
         rqi_ring_rx_release(rx, p, pos);
     }
+    ctx->lane_rr = l + 1 == nl ? 0 : l + 1;
     return n;
 }
 

@@ -11,7 +11,9 @@
 
 const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
-        "bytes of each rank's inbound ring (64-byte slots; power of two)"},
+        "bytes of each inbound lane (64-byte slots; power of two)"},
+    [RQI_CFG_LANES] = {"RQ_LANES", 4, 1, 16, 0,
+        "inbound lanes per rank (at most the rank count); a lane with one sender needs no locked instruction"},
     [RQI_CFG_MEDIUM_MAX] = {"RQ_MEDIUM_MAX", 16 * KiB, 64, 256 * MiB, 0,
         "largest payload read in place; capped at ring/4 minus a header; larger ones are fragmented"},
     [RQI_CFG_SEGMENT_SIZE] = {"RQ_SEGMENT_SIZE", 64 * MiB, 0, 64 * GiB, 0,

@@ -8,6 +8,7 @@
 
 enum rqi_cfg_id {
     RQI_CFG_RING_BYTES,
+    RQI_CFG_LANES,
     RQI_CFG_MEDIUM_MAX,
     RQI_CFG_SEGMENT_SIZE,
     RQI_CFG_POLL_BATCH,

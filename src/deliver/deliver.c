@@ -17,21 +17,36 @@ void rqi_fail(rq_ctx_t *ctx, const char *why)
     rqi_store_release(&ctx->shm.hdr->failed, 1u);
 }
 
-struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx)
+struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx, struct rqi_ring_rx **rxo)
 {
-    struct rqi_ring_rx *rx = &ctx->rx;
+    for (unsigned k = 0; k < ctx->nlanes; k++) {
+        unsigned l = ctx->lane_rr + k;
+        struct rqi_ring_rx *rx = &ctx->rx[l >= ctx->nlanes ? l - ctx->nlanes : l];
+        struct rqi_pkt *p = rqi_rx_next_lane(ctx, rx);
+        if (p != NULL) {
+            *rxo = rx;
+            return p;
+        }
+        if (ctx->failed)
+            return NULL;
+    }
+    return NULL;
+}
+
+struct rqi_pkt *rqi_rx_next_lane(rq_ctx_t *ctx, struct rqi_ring_rx *rx)
+{
     for (;;) {
         struct rqi_pkt *p = rqi_ring_rx_peek(rx);
         if (p == NULL) {
             rqi_ring_rx_idle(rx);
             return NULL;
         }
-        int v = rqi_pkt_check(ctx, p);
+        int v = rqi_pkt_check(ctx, rx, p);
         if (RQI_LIKELY(v == RQI_PKT_OK && p->kind != RQI_PK_PAD))
             return p;
         if (v == RQI_PKT_BROKEN) {
             ctx->stats.rejected++;
-            rqi_fail(ctx, "inbound ring framing is corrupt (bad slot count); failing the job");
+            rqi_fail(ctx, "inbound lane framing is corrupt (bad slot count); failing the job");
             return NULL;
         }
         if (v == RQI_PKT_REJECT)
@@ -114,9 +129,8 @@ static int reasm_add(rq_ctx_t *ctx, struct rqi_pkt *p)
     return 0;
 }
 
-int rqi_ingest(rq_ctx_t *ctx, struct rqi_pkt *p)
+int rqi_ingest(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p)
 {
-    struct rqi_ring_rx *rx = &ctx->rx;
     uint64_t pos = rqi_ring_rx_take(rx, p);
     if (p->kind == RQI_PK_FRAG) {
         int rc = reasm_add(ctx, p);
@@ -156,11 +170,14 @@ int rqi_ingest(rq_ctx_t *ctx, struct rqi_pkt *p)
 
 int rqi_drain(rq_ctx_t *ctx)
 {
-    struct rqi_pkt *p;
-    while ((p = rqi_rx_next(ctx)) != NULL) {
-        int rc = rqi_ingest(ctx, p);
-        if (rc != 0)
-            return rc;
+    for (unsigned l = 0; l < ctx->nlanes; l++) {
+        struct rqi_ring_rx *rx = &ctx->rx[l];
+        struct rqi_pkt *p;
+        while ((p = rqi_rx_next_lane(ctx, rx)) != NULL) {
+            int rc = rqi_ingest(ctx, rx, p);
+            if (rc != 0)
+                return rc;
+        }
     }
     return 0;
 }

@@ -14,13 +14,13 @@
 
 enum { RQI_PKT_OK = 0, RQI_PKT_REJECT = 1, RQI_PKT_BROKEN = 2 };
 
-/* Validate the published packet p at the ring's scan position: every field
+/* Validate the published packet p at lane rx's scan position: every field
  * that steers a read or a write is checked against this job's limits.
- * RQI_PKT_BROKEN: its slot count cannot be trusted (the ring's framing is
+ * RQI_PKT_BROKEN: its slot count cannot be trusted (the lane's framing is
  * lost); RQI_PKT_REJECT: drop it (its slot count is sound). */
-static inline int rqi_pkt_check(const rq_ctx_t *ctx, struct rqi_pkt *p)
+static inline int rqi_pkt_check(const rq_ctx_t *ctx, const struct rqi_ring_rx *rx,
+                                struct rqi_pkt *p)
 {
-    const struct rqi_ring_rx *rx = &ctx->rx;
     uint64_t off = rx->scan & (rx->nslots - 1);
     if (RQI_UNLIKELY(p->nslots == 0 || off + p->nslots > rx->nslots))
         return RQI_PKT_BROKEN;
@@ -53,18 +53,32 @@ static inline int rqi_pkt_check(const rq_ctx_t *ctx, struct rqi_pkt *p)
     return RQI_PKT_OK;
 }
 
-/* The next valid packet at the scan position, or NULL when none is
+/* The next valid packet at a scan position of one of our lanes (tried in
+ * order from lane_rr), with its lane in *rxo, or NULL when none is
  * published.  PAD packets and rejected packets are consumed (and counted)
- * on the way; a broken ring marks the context failed. */
-struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx);
+ * on the way; a broken lane marks the context failed. */
+struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx, struct rqi_ring_rx **rxo);
+/* The same for one lane. */
+struct rqi_pkt *rqi_rx_next_lane(rq_ctx_t *ctx, struct rqi_ring_rx *rx);
 
-/* Copy the valid packet p at scan into its queue's FIFO (or reassembly)
- * and release its slots.  0, or RQ_ENOMEM (p stays in the ring). */
-int rqi_ingest(rq_ctx_t *ctx, struct rqi_pkt *p);
+/* Copy the valid packet p at rx's scan into its queue's FIFO (or
+ * reassembly) and release its slots.  0, or RQ_ENOMEM (p stays). */
+int rqi_ingest(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p);
 
-/* Ingest every published packet: make room in our ring without running
+/* Ingest every published packet of every lane: make room without running
  * handlers.  0 or RQ_ENOMEM. */
 int rqi_drain(rq_ctx_t *ctx);
+
+/* Nonzero when one of our lanes holds a packet that is taken but not
+ * released (a handler running in place, a view): draining cannot free the
+ * space behind it. */
+static inline int rqi_rx_pinned(const rq_ctx_t *ctx)
+{
+    for (unsigned l = 0; l < ctx->nlanes; l++)
+        if (ctx->rx[l].head != ctx->rx[l].scan)
+            return 1;
+    return 0;
+}
 
 /* One step of a blocking wait: checks the job's failure flag and, every
  * RQ_PEER_CHECK_MS, peer liveness; spins RQ_SPIN_COUNT times, then yields.

@@ -9,10 +9,11 @@
  * Layout (every offset page aligned):
  *   [job header page]
  *   rank r at ranks_off + r * rank_stride:
- *     [control page: ring tail, ring head, pid]
- *     [inbound ring: ring_bytes]
+ *     [control page: tail and head of each lane, pid, departed]
+ *     [inbound lanes: nlanes * ring_bytes]
  *     [segment: seg_bytes]
- * Per-receiver memory is one ring, whatever the number of ranks.
+ * Per-receiver memory is nlanes <= RQ_LANES rings, whatever the number of
+ * ranks.
  *
  * ORDERING: header fields are written by the creator before any rank is
  * started (fork/exec orders them).  attached/departed are counters every
@@ -35,13 +36,16 @@
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
 #define RQI_JOB_VERSION 1u
 #define RQI_MAX_RANKS   4096u
+#define RQI_MAX_LANES   16u
 
 struct rqi_job_hdr {
     uint64_t magic;
     uint32_t version;
     uint32_t nranks;
     uint64_t job_id;
-    uint64_t ring_bytes;
+    uint64_t ring_bytes;   /* per lane */
+    uint32_t nlanes;       /* lanes per rank: min(RQ_LANES, nranks) */
+    uint32_t pad_;
     uint64_t seg_bytes;
     uint64_t medium_max;
     uint64_t rank_stride;
@@ -53,7 +57,7 @@ struct rqi_job_hdr {
 };
 
 struct rqi_rank_area {
-    struct rqi_ring_ctrl ring;
+    struct rqi_ring_ctrl ring[RQI_MAX_LANES];
     _Alignas(RQI_CACHELINE) _Atomic int32_t pid;
     _Atomic uint32_t departed; /* set by its owner after rq_finalize's barrier */
 };
@@ -80,14 +84,15 @@ static inline struct rqi_rank_area *rqi_shm_area(const struct rqi_shm *s, uint32
 {
     return (struct rqi_rank_area *)(s->base + s->hdr->ranks_off + r * s->hdr->rank_stride);
 }
-static inline char *rqi_shm_ring(const struct rqi_shm *s, uint32_t r)
+static inline char *rqi_shm_lane(const struct rqi_shm *s, uint32_t r, uint32_t lane)
 {
-    return (char *)rqi_shm_area(s, r) + 4096;
+    return (char *)rqi_shm_area(s, r) + 4096 + lane * s->hdr->ring_bytes;
 }
 static inline char *rqi_shm_segment(const struct rqi_shm *s, uint32_t r)
 {
-    return rqi_shm_ring(s, r) + s->hdr->ring_bytes;
+    return rqi_shm_lane(s, r, s->hdr->nlanes);
 }
+_Static_assert(sizeof(struct rqi_rank_area) <= 4096, "rank control fits its page");
 
 /* Record rank as the job's first dead rank unless one is already known. */
 static inline void rqi_shm_note_dead(struct rqi_job_hdr *h, uint32_t rank)

@@ -41,12 +41,14 @@ static int queue_head(rq_ctx_t *ctx, unsigned qid, rq_msg_t *m)
             rqi_msg_from_vrec(v, m);
             return 1;
         }
-        struct rqi_pkt *p = rqi_rx_next(ctx);
+        struct rqi_ring_rx *rx;
+        struct rqi_pkt *p = rqi_rx_next(ctx, &rx);
         if (p == NULL)
             return 0;
         if (p->qid == qid && p->kind != RQI_PK_FRAG) {
-            /* Direct case: hold the packet in the ring until the pop. */
-            view->pos = rqi_ring_rx_take(&ctx->rx, p);
+            /* Direct case: hold the packet in its lane until the pop. */
+            view->pos = rqi_ring_rx_take(rx, p);
+            view->rx = rx;
             view->pkt = p;
             ctx->stats.received++;
             rqi_msg_from_pkt(ctx, p, m);
@@ -54,7 +56,7 @@ static int queue_head(rq_ctx_t *ctx, unsigned qid, rq_msg_t *m)
         }
         /* Another queue's packet (or a fragment): move it to the buffer;
          * AM handlers run only in rq_poll. */
-        if (rqi_ingest(ctx, p) != 0)
+        if (rqi_ingest(ctx, rx, p) != 0)
             return 0;
     }
 }
@@ -71,7 +73,7 @@ static void queue_remove(rq_ctx_t *ctx, unsigned qid)
 {
     struct rqi_view *view = &ctx->view[qid];
     if (view->pkt != NULL) {
-        rqi_ring_rx_release(&ctx->rx, view->pkt, view->pos);
+        rqi_ring_rx_release(view->rx, view->pkt, view->pos);
         view->pkt = NULL;
         ctx->stats.direct++;
     } else {
