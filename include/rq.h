@@ -99,9 +99,12 @@ typedef struct rq_pdq rq_pdq_t;
  * Blocking: yes.  Thread safety: call once per process, one thread. */
 int rq_init(int *argc, char ***argv, rq_ctx_t **ctx);
 
-/* rq_finalize - leave the job: a barrier, then every resource is released.
- * Packets still unread are discarded.  Returns 0, RQ_EINVAL, RQ_EPEER,
- * RQ_EPERM (from a handler).  Blocking: yes (collective). */
+/* rq_finalize - leave the job: parked packets are delivered, then a
+ * barrier, then every resource is released.  Packets still unread are
+ * discarded.  Returns 0, RQ_EINVAL, RQ_EPERM (from a handler; nothing is
+ * released), RQ_EPEER (the job failed: no barrier, but everything is
+ * released all the same, so a failed rank should still call it).
+ * Blocking: yes (collective). */
 int rq_finalize(rq_ctx_t *ctx);
 
 /* rq_rank / rq_size - this rank and the number of ranks; -1 / 0 if ctx is
