@@ -9,7 +9,7 @@
 
 #include "deliver/deliver.h"
 
-static inline int rank_ok(const rq_ctx_t *ctx, int r) { return r >= 0 && r < ctx->size; }
+static inline int rank_ok(const rq_ctx_t *ctx, int r) { return (unsigned)r < (unsigned)ctx->size; }
 
 /* One packet to write, from the caller's buffers or from an outbox record. */
 struct pkt_desc {
@@ -27,8 +27,8 @@ static inline size_t desc_inline_len(const struct pkt_desc *d)
 }
 
 /* Fill the reserved packet p and publish it. */
-static inline __attribute__((always_inline)) void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pkt *p, uint64_t pos,
-                                unsigned n, const struct pkt_desc *d)
+static RQI_ALWAYS_INLINE void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pkt *p,
+                                           uint64_t pos, unsigned n, const struct pkt_desc *d)
 {
     size_t inl = desc_inline_len(d);
     rqi_pkt_write_header(p, ctx->job32, (uint32_t)ctx->rank, d->tag, d->qid, d->nargs, d->kind,
@@ -57,7 +57,7 @@ static inline __attribute__((always_inline)) void write_packet(rq_ctx_t *ctx, in
 }
 
 /* Reserve and write without waiting: 0, or RQ_EAGAIN (nothing written). */
-static inline __attribute__((always_inline)) int try_write(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
+static RQI_ALWAYS_INLINE int try_write(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
 {
     unsigned n = rqi_pkt_slots(d->kind, d->nargs, desc_inline_len(d));
     uint64_t pos;
@@ -117,8 +117,7 @@ static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
  * sender feels.  While its own ring is pinned (a handler running in place,
  * a held view) draining cannot free ring space, and a cycle of such
  * senders would wait forever, so the packet is parked instead. */
-static __attribute__((noinline)) int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc *d,
-                                               int nonblock)
+static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc *d, int nonblock)
 {
     unsigned spins = 0;
     for (;;) {
@@ -142,9 +141,8 @@ static __attribute__((noinline)) int send_slow(rq_ctx_t *ctx, int dst, const str
     }
 }
 
-static inline __attribute__((always_inline)) int send_packet(rq_ctx_t *ctx, int dst,
-                                                             const struct pkt_desc *d,
-                                                             int nonblock)
+static RQI_ALWAYS_INLINE int send_packet(rq_ctx_t *ctx, int dst, const struct pkt_desc *d,
+                                         int nonblock)
 {
     if (RQI_LIKELY(rqi_vfifo_head(&ctx->outbox[dst]) == NULL) && try_write(ctx, dst, d) == 0)
         return 0;
@@ -153,10 +151,9 @@ static inline __attribute__((always_inline)) int send_packet(rq_ctx_t *ctx, int 
 
 /* A medium payload above rq_medium_max(): fragments of at most that size,
  * the first carrying the args; the receiver reassembles them. */
-static __attribute__((noinline)) int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid,
-                                                     unsigned tag, unsigned pflags,
-                                                     const uint64_t *args, unsigned nargs,
-                                                     const void *data, size_t len, int nonblock)
+static RQI_NOINLINE int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag,
+                                        unsigned pflags, const uint64_t *args, unsigned nargs,
+                                        const void *data, size_t len, int nonblock)
 {
     if (len > RQI_FRAG_MAX)
         return RQ_EINVAL;
@@ -175,11 +172,9 @@ static __attribute__((noinline)) int send_fragmented(rq_ctx_t *ctx, int dst, uns
     return 0;
 }
 
-static inline __attribute__((always_inline)) int send(rq_ctx_t *ctx, int dst, unsigned qid,
-                                                       unsigned tag, unsigned pflags,
-                                                       const uint64_t *args, unsigned nargs,
-                                                       const void *data, size_t len,
-                                                       unsigned flags)
+static RQI_ALWAYS_INLINE int send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag,
+                                  unsigned pflags, const uint64_t *args, unsigned nargs,
+                                  const void *data, size_t len, unsigned flags)
 {
     if (RQI_UNLIKELY(ctx->failed))
         return RQ_EPEER;
@@ -220,10 +215,8 @@ int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned 
 int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                unsigned nargs, const void *data, size_t len, unsigned flags)
 {
-    if (RQI_UNLIKELY(ctx == NULL || (unsigned)dst >= (unsigned)ctx->size ||
-                     nargs > RQ_MAX_ARGS || handler >= RQ_MAX_HANDLERS ||
-                     (flags & ~(RQ_NONBLOCK | RQ_INTERRUPT)) != 0 ||
-                     (nargs != 0 && args == NULL) || (len != 0 && data == NULL)))
+    if (RQI_UNLIKELY(send_check(ctx, dst, args, nargs, data, len, flags) != 0 ||
+                     handler >= RQ_MAX_HANDLERS))
         return RQ_EINVAL;
     if (RQI_LIKELY(len <= ctx->medium_max && !ctx->failed &&
                    rqi_vfifo_head(&ctx->outbox[dst]) == NULL)) {

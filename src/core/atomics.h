@@ -27,5 +27,7 @@ static inline void rqi_cpu_relax(void)
 #define RQI_CACHELINE 64
 #define RQI_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define RQI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RQI_ALWAYS_INLINE inline __attribute__((always_inline))
+#define RQI_NOINLINE __attribute__((noinline))
 
 #endif
