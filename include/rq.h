@@ -80,6 +80,14 @@ extern "C" {
 /* handler flags */
 #define RQ_HF_INTERRUPT 0x1u /* deliver asynchronously when interrupts are on */
 
+/* Symbols of the public API are exported from the shared library; every
+ * internal one stays hidden. */
+#if defined(__GNUC__) || defined(__clang__)
+#define RQ_API __attribute__((visibility("default")))
+#else
+#define RQ_API
+#endif
+
 typedef struct rq_ctx rq_ctx_t;
 typedef struct rq_pdq rq_pdq_t;
 
@@ -97,7 +105,7 @@ typedef struct rq_pdq rq_pdq_t;
  * peer died while starting), RQ_ETIMEDOUT (peers did not attach within
  * RQ_INIT_TIMEOUT_MS).
  * Blocking: yes.  Thread safety: call once per process, one thread. */
-int rq_init(int *argc, char ***argv, rq_ctx_t **ctx);
+RQ_API int rq_init(int *argc, char ***argv, rq_ctx_t **ctx);
 
 /* rq_finalize - leave the job: parked packets are delivered, then a
  * barrier, then every resource is released.  Packets still unread are
@@ -105,21 +113,21 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **ctx);
  * released), RQ_EPEER (the job failed: no barrier, but everything is
  * released all the same, so a failed rank should still call it).
  * Blocking: yes (collective). */
-int rq_finalize(rq_ctx_t *ctx);
+RQ_API int rq_finalize(rq_ctx_t *ctx);
 
 /* rq_rank / rq_size - this rank and the number of ranks; -1 / 0 if ctx is
  * NULL.  Non-blocking, thread-safe, callable from a handler. */
-int rq_rank(const rq_ctx_t *ctx);
-int rq_size(const rq_ctx_t *ctx);
+RQ_API int rq_rank(const rq_ctx_t *ctx);
+RQ_API int rq_size(const rq_ctx_t *ctx);
 
 /* rq_strerror - static name of an RQ_E* code ("RQ_EINVAL: invalid
  * argument"); unknown codes give "unknown error".  Thread-safe. */
-const char *rq_strerror(int err);
+RQ_API const char *rq_strerror(int err);
 
 /* rq_medium_max - largest payload delivered in place (zero copy) in this
  * job: min(RQ_MEDIUM_MAX, RQ_RING_BYTES / 4 - header).  Larger medium payloads
  * are fragmented.  0 if ctx is NULL.  Thread-safe. */
-size_t rq_medium_max(const rq_ctx_t *ctx);
+RQ_API size_t rq_medium_max(const rq_ctx_t *ctx);
 
 /* ------------------------------------------------------------------ */
 /* Handlers and active messages                                        */
@@ -145,7 +153,7 @@ typedef void (*rq_handler_fn)(rq_ctx_t *ctx, const rq_msg_t *msg, void *arg);
  * packets for id arrive: a packet for an id with no handler is rejected and
  * counted in rq_stats().rejected.  flags: 0 or RQ_HF_INTERRUPT.
  * Returns 0 or RQ_EINVAL.  Non-blocking; callable from a handler. */
-int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
+RQ_API int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
                         unsigned flags);
 
 /* rq_request - send an active message: handler runs on dst with args and
@@ -161,12 +169,12 @@ int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
  * committed; once it is, the rest is sent blocking).
  * Returns 0, RQ_EINVAL (rank, handler id, nargs, NULL buffer, flags),
  * RQ_EAGAIN, RQ_EPEER, RQ_ENOMEM.  Callable from a handler: yes. */
-int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+RQ_API int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                unsigned nargs, const void *data, size_t len, unsigned flags);
 
 /* rq_reply - rq_request() to req->src.  req is the message a handler
  * received (or any delivered message).  Same returns and blocking. */
-int rq_reply(rq_ctx_t *ctx, const rq_msg_t *req, unsigned handler, const uint64_t *args,
+RQ_API int rq_reply(rq_ctx_t *ctx, const rq_msg_t *req, unsigned handler, const uint64_t *args,
              unsigned nargs, const void *data, size_t len, unsigned flags);
 
 /* rq_request_long - copy len bytes from src to dst's segment at dst_off,
@@ -176,7 +184,7 @@ int rq_reply(rq_ctx_t *ctx, const rq_msg_t *req, unsigned handler, const uint64_
  * target's segment (RQ_SEGMENT_SIZE), else RQ_ERANGE and nothing happens.
  * Same blocking and RQ_NONBLOCK behaviour as rq_request (RQ_EAGAIN: the
  * segment was not written).  Callable from a handler: yes. */
-int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+RQ_API int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                     unsigned nargs, const void *src, size_t len, uint64_t dst_off,
                     unsigned flags);
 
@@ -185,13 +193,13 @@ int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *ar
  * Packets for named queues met on the way are moved to their queue's
  * buffer.  Returns the number of handlers run (0 when nothing arrived, and
  * always 0 when called from a handler), RQ_EINVAL.  Non-blocking. */
-int rq_poll(rq_ctx_t *ctx);
+RQ_API int rq_poll(rq_ctx_t *ctx);
 
 /* rq_wait_until - poll until *word >= at_least (a word normally written by
  * a handler or a long/put transfer).  Returns 0, RQ_EINVAL, RQ_EPEER (a
  * peer died while waiting), RQ_EPERM (called from a handler).
  * Blocking: yes; spins, then yields the CPU (RQ_SPIN_COUNT). */
-int rq_wait_until(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least);
+RQ_API int rq_wait_until(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least);
 
 /* ------------------------------------------------------------------ */
 /* Remote queues (RQ paper: read_queue = peek, delete_queue = pop)     */
@@ -201,12 +209,12 @@ int rq_wait_until(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_leas
  * Packets that arrived for qid before it was opened were kept and are
  * delivered first.  Opening twice is allowed.  Returns 0, RQ_EINVAL (qid 0
  * is the AM queue and is always open).  Non-blocking. */
-int rq_queue_open(rq_ctx_t *ctx, unsigned qid);
+RQ_API int rq_queue_open(rq_ctx_t *ctx, unsigned qid);
 
 /* rq_enqueue - append a packet (tag, args, payload) to queue qid of rank
  * dst (1 <= qid < RQ_MAX_QUEUES; the queue need not be open yet).
  * Same buffer ownership, blocking, RQ_NONBLOCK and returns as rq_request. */
-int rq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
+RQ_API int rq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
                unsigned nargs, const void *data, size_t len, unsigned flags);
 
 /* rq_peek - view the head of open queue qid without removing it.
@@ -215,17 +223,17 @@ int rq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_
  * empty, RQ_EINVAL (queue not open, view NULL).  While a view of a packet
  * still in the inbound ring is held, ring space behind it is not reused:
  * pop promptly.  Runs no handler.  Non-blocking. */
-int rq_peek(rq_ctx_t *ctx, unsigned qid, rq_msg_t *view);
+RQ_API int rq_peek(rq_ctx_t *ctx, unsigned qid, rq_msg_t *view);
 
 /* rq_pop - remove the head of queue qid (the one rq_peek showed, or the
  * current head).  Returns 1 removed, 0 empty, RQ_EINVAL.  Non-blocking. */
-int rq_pop(rq_ctx_t *ctx, unsigned qid);
+RQ_API int rq_pop(rq_ctx_t *ctx, unsigned qid);
 
 /* rq_dequeue - copy the head's first nargs arguments and first nbytes of
  * payload into args/buf and remove it.  Returns 1 copied and removed, 0
  * empty, RQ_ERANGE if the head has fewer than nargs arguments or fewer
  * than nbytes of payload (the head stays), RQ_EINVAL.  Non-blocking. */
-int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void *buf,
+RQ_API int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void *buf,
                size_t nbytes);
 
 /* ------------------------------------------------------------------ */
@@ -234,27 +242,27 @@ int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void
 
 /* rq_segment - this rank's segment (RQ_SEGMENT_SIZE bytes, zero-filled at
  * start, page aligned).  Peers reach it by offset.  Returns 0, RQ_EINVAL. */
-int rq_segment(rq_ctx_t *ctx, void **base, size_t *size);
+RQ_API int rq_segment(rq_ctx_t *ctx, void **base, size_t *size);
 
 /* rq_segment_peer - a local pointer to rank's segment when that rank's
  * segment is mapped here (same node, shared memory), else NULL (also for a
  * bad rank).  Loads and stores through it are plain memory accesses; the
  * caller orders them.  Thread-safe. */
-void *rq_segment_peer(rq_ctx_t *ctx, int rank);
+RQ_API void *rq_segment_peer(rq_ctx_t *ctx, int rank);
 
 /* The operations below belong to the global-address issue and return
  * RQ_ENOTSUP until it lands (arguments are still validated first). */
-int rq_put(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags);
-int rq_get(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len, unsigned flags);
-int rq_store(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags);
-int rq_sync(rq_ctx_t *ctx);
-int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes);
-int rq_all_store_sync(rq_ctx_t *ctx);
-int rq_read(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len);
-int rq_write(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len);
-int rq_put_strided(rq_ctx_t *ctx, int dst, uint64_t off, size_t dst_stride, const void *src,
+RQ_API int rq_put(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags);
+RQ_API int rq_get(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len, unsigned flags);
+RQ_API int rq_store(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags);
+RQ_API int rq_sync(rq_ctx_t *ctx);
+RQ_API int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes);
+RQ_API int rq_all_store_sync(rq_ctx_t *ctx);
+RQ_API int rq_read(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len);
+RQ_API int rq_write(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len);
+RQ_API int rq_put_strided(rq_ctx_t *ctx, int dst, uint64_t off, size_t dst_stride, const void *src,
                    size_t src_stride, size_t elem, size_t count, unsigned flags);
-int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, uint64_t off,
+RQ_API int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, uint64_t off,
                    size_t src_stride, size_t elem, size_t count, unsigned flags);
 #define RQ_AMO_FADD  1
 #define RQ_AMO_SWAP  2
@@ -262,7 +270,7 @@ int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, ui
 #define RQ_AMO_FAND  4
 #define RQ_AMO_FOR   5
 #define RQ_AMO_FXOR  6
-int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint64_t compare,
+RQ_API int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint64_t compare,
            uint64_t *old);
 
 /* ------------------------------------------------------------------ */
@@ -279,19 +287,19 @@ int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint6
  * it waits.  Returns 0, RQ_EINVAL, RQ_EPEER, RQ_EPERM (from a handler).
  * Blocking, collective: every rank calls the same collectives in the same
  * order. */
-int rq_barrier(rq_ctx_t *ctx);
+RQ_API int rq_barrier(rq_ctx_t *ctx);
 
 /* rq_broadcast - copy len bytes of root's buf into buf on every rank
  * (binomial tree).  len must be the same on all ranks.  Same returns and
  * blocking as rq_barrier, plus RQ_EINVAL for a bad root or NULL buf with
  * len > 0, RQ_ENOMEM. */
-int rq_broadcast(rq_ctx_t *ctx, int root, void *buf, size_t len);
+RQ_API int rq_broadcast(rq_ctx_t *ctx, int root, void *buf, size_t len);
 
 /* rq_allreduce - out[i] = op over ranks of in[i], i < count, elements of
  * dtype (RQ_INT64, RQ_UINT64, RQ_DOUBLE), op RQ_SUM, RQ_MIN, RQ_MAX
  * (binomial reduce to rank 0, then broadcast; every rank gets bitwise the
  * same result).  in and out may alias.  Same returns as rq_broadcast. */
-int rq_allreduce(rq_ctx_t *ctx, const void *in, void *out, size_t count, int dtype, int op);
+RQ_API int rq_allreduce(rq_ctx_t *ctx, const void *in, void *out, size_t count, int dtype, int op);
 
 /* ------------------------------------------------------------------ */
 /* Virtual network interface                                           */
@@ -304,9 +312,9 @@ int rq_allreduce(rq_ctx_t *ctx, const void *in, void *out, size_t count, int dty
  * issue: rq_atomic_begin/end keep a nesting count today (in polling mode
  * nothing runs asynchronously anyway) and rq_interrupts accepts only
  * RQ_INTR_OFF (others: RQ_ENOTSUP). */
-int rq_atomic_begin(rq_ctx_t *ctx);   /* 0, RQ_EINVAL */
-int rq_atomic_end(rq_ctx_t *ctx);     /* 0, RQ_EINVAL (not in a section) */
-int rq_interrupts(rq_ctx_t *ctx, int mode);
+RQ_API int rq_atomic_begin(rq_ctx_t *ctx);   /* 0, RQ_EINVAL */
+RQ_API int rq_atomic_end(rq_ctx_t *ctx);     /* 0, RQ_EINVAL (not in a section) */
+RQ_API int rq_interrupts(rq_ctx_t *ctx, int mode);
 
 typedef struct rq_stats {
     uint64_t sent, received;        /* packets (fragments count once each) */
@@ -320,7 +328,7 @@ typedef struct rq_stats {
  * mode_switches: transitions between an empty and a non-empty virtual
  * buffer; rejected: packets that failed validation (dropped, counted).
  * Returns 0, RQ_EINVAL.  Non-blocking. */
-int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
+RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 
 /* ------------------------------------------------------------------ */
 /* Parallel dispatch queue (returns RQ_ENOTSUP until the PDQ issue)    */
@@ -330,13 +338,13 @@ int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 #define RQ_PDQ_DEDICATED   1
 #define RQ_PDQ_MULTIPLEXED 2
 typedef struct rq_pdq_attr { unsigned threads; int mode; unsigned window; } rq_pdq_attr_t;
-int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t **pdq);
-int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned handler,
+RQ_API int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t **pdq);
+RQ_API int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned handler,
                    const uint64_t *args, unsigned nargs, const void *data, size_t len,
                    unsigned flags);
-int rq_pdq_help(rq_pdq_t *pdq, unsigned max);
-int rq_pdq_drain(rq_pdq_t *pdq);
-int rq_pdq_close(rq_pdq_t *pdq);
+RQ_API int rq_pdq_help(rq_pdq_t *pdq, unsigned max);
+RQ_API int rq_pdq_drain(rq_pdq_t *pdq);
+RQ_API int rq_pdq_close(rq_pdq_t *pdq);
 
 #ifdef __cplusplus
 }
