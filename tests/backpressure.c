@@ -5,6 +5,7 @@
  * into the virtual buffer and finish; everything arrives, in order, from
  * the buffer.  Needs 2 ranks. */
 #define _DEFAULT_SOURCE
+#include <string.h>
 #include <unistd.h>
 
 #include <rq.h>
@@ -43,6 +44,14 @@ int main(int argc, char **argv)
             committed++;
         }
         CHECK(committed > 0);
+        /* A long request that cannot be committed writes nothing at all. */
+        unsigned char *peer = rq_segment_peer(ctx, 1);
+        unsigned char src[256];
+        memset(src, 0xab, sizeof src);
+        CHECK_EQ(rq_request_long(ctx, 1, H_SEQ, &committed, 1, src, sizeof src, 4096,
+                                 RQ_NONBLOCK), RQ_EAGAIN);
+        for (size_t i = 0; i < sizeof src; i++)
+            CHECK(peer[4096 + i] == 0);
     } else {
         usleep(200000); /* not polling: rank 0 fills our ring */
     }
