@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     void *base;
     size_t segsz;
     rq_segment(ctx, &base, &segsz);
-    size_t lsizes[] = {0, 1, 4096, 1u << 20, 64u << 20};
+    const size_t lsizes[] = {0, 1, 4096, 1u << 20, 64u << 20};
     unsigned char *lb = malloc(64u << 20);
     CHECK(lb != NULL);
     uint64_t expect_long = 0;

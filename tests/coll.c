@@ -33,15 +33,12 @@ int main(int argc, char **argv)
         ui[i] = (uint64_t)me * 1000u + (uint64_t)i;
         di[i] = 0.5 * me + i;
     }
-    int64_t ssum = 0, smin = 0, smax = 0;
     for (int op = RQ_SUM; op <= RQ_MAX; op++) {
         CHECK_EQ(rq_allreduce(ctx, si, so, C, RQ_INT64, op), 0);
         CHECK_EQ(rq_allreduce(ctx, ui, uo, C, RQ_UINT64, op), 0);
         CHECK_EQ(rq_allreduce(ctx, di, dout, C, RQ_DOUBLE, op), 0);
         for (int i = 0; i < C; i++) {
-            ssum = 0;
-            smin = INT64_MAX;
-            smax = INT64_MIN;
+            int64_t ssum = 0, smin = INT64_MAX, smax = INT64_MIN;
             uint64_t usum = 0;
             double dsum = 0;
             for (int r = 0; r < n; r++) {
