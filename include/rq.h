@@ -321,12 +321,17 @@ typedef struct rq_stats {
     uint64_t direct, buffered;      /* how received packets were delivered */
     uint64_t buffer_bytes_now, buffer_bytes_max;
     uint64_t mode_switches, overflow_stops, rejected;
+    /* librq extensions to the contract's fields */
+    uint64_t parked;                /* sends parked in the outbox (see below) */
 } rq_stats_t;
 
 /* rq_stats - this rank's counters since rq_init.  direct: delivered in
  * place from the inbound ring; buffered: delivered from the virtual buffer;
  * mode_switches: transitions between an empty and a non-empty virtual
- * buffer; rejected: packets that failed validation (dropped, counted).
+ * buffer; rejected: packets that failed validation (dropped, counted);
+ * parked: sends that found the destination full while this rank's own
+ * ring was pinned (a handler running in place, a held view) and were
+ * parked in its outbox instead of waiting (docs/design-delivery.md).
  * Returns 0, RQ_EINVAL.  Non-blocking. */
 RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 

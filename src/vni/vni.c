@@ -34,5 +34,6 @@ int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
     *out = ctx->stats;
     out->buffer_bytes_now = ctx->vb.bytes_now;
     out->buffer_bytes_max = ctx->vb.bytes_max;
+    out->parked = ctx->parked;
     return 0;
 }
