@@ -37,6 +37,7 @@ int main(int argc, char **argv)
         }
     } else {
         usleep(100000); /* let packets for the unopened queues arrive */
+        rq_poll(ctx);   /* moves them to the buffer: they are kept, not lost */
         rq_msg_t v, v2;
         CHECK_EQ(rq_queue_open(ctx, QA), 0);
         CHECK_EQ(rq_queue_open(ctx, QB), 0);
@@ -97,8 +98,10 @@ int main(int argc, char **argv)
     rq_stats_t st;
     rq_stats(ctx, &st);
     CHECK_EQ(st.rejected, 0);
+    /* (Bytes still buffered now are not checked: other ranks' barrier
+     * packets may legitimately be waiting in our buffer.) */
     if (me == 0)
-        CHECK(st.buffered > 0 && st.buffer_bytes_now == 0 && st.buffer_bytes_max > 0);
+        CHECK(st.buffered > 0 && st.buffer_bytes_max > 0);
     CHECK_EQ(rq_finalize(ctx), 0);
     free(buf);
     if (me == 0)
