@@ -304,14 +304,24 @@ int rq_poll(rq_ctx_t *ctx)
     if (RQI_UNLIKELY(ctx->ob.records != 0))
         rqi_outbox_flush_all(ctx);
     struct rqi_vfifo *am = &ctx->fifo[RQ_AM_QUEUE];
-    const int batch = (int)ctx->cfg.v[RQI_CFG_POLL_BATCH];
     const unsigned nl = ctx->nlanes;
+    /* The empty poll, the common case while waiting: one pass over the
+     * lanes' sequence words, handing released space back on the way. */
+    if (RQI_LIKELY(rqi_vfifo_head(am) == NULL)) {
+        unsigned k = 0;
+        while (k < nl && rqi_ring_rx_peek(&ctx->rx[k]) == NULL)
+            rqi_ring_rx_idle(&ctx->rx[k++]);
+        if (k == nl)
+            return 0;
+    }
+    const int batch = (int)ctx->cfg.v[RQI_CFG_POLL_BATCH];
     unsigned l = ctx->lane_rr, empty = 0;
     int n = 0;
     rq_msg_t m;
-    /* Stay on a lane while it has packets; stop when every lane was found
-     * empty in a row.  The next poll starts at the next lane, so a busy
-     * lane cannot starve the others. */
+    /* Stay on a lane while it has packets; return once a lane runs dry
+     * after a delivery (the caller is usually waiting for exactly that), or
+     * when every lane was found empty.  The next poll starts at the next
+     * lane, so a busy lane cannot starve the others. */
     while (n < batch && empty < nl) {
         /* Buffered packets are older than anything still in a lane. */
         struct rqi_vrec *v = rqi_vfifo_head(am);
@@ -338,6 +348,8 @@ int rq_poll(rq_ctx_t *ctx)
         }
         if (p == NULL) {
             rqi_ring_rx_idle(rx);
+            if (n > 0)
+                break; /* delivered: return now, the next poll starts at the next lane */
             empty++;
             l = l + 1 == nl ? 0 : l + 1;
             continue;

@@ -213,9 +213,13 @@ int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins)
             }
         }
     }
+    /* Short waits (a ping-pong's) poll back to back: a pause here costs
+     * ~10 ns of one-way latency between cores that share a cache.  Longer
+     * waits pause between polls (kinder to an SMT sibling), and past
+     * RQ_SPIN_COUNT give the CPU away (oversubscription). */
     if (s > ctx->cfg.v[RQI_CFG_SPIN_COUNT])
         sched_yield();
-    else
+    else if (s > RQI_BUSY_POLLS)
         rqi_cpu_relax();
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "ctx.h"
 
 #define RQI_FRAG_MAX (1ull << 40) /* largest fragmented medium payload */
+#define RQI_BUSY_POLLS 32u        /* empty polls of a wait before pausing */
 
 enum { RQI_PKT_OK = 0, RQI_PKT_REJECT = 1, RQI_PKT_BROKEN = 2 };
 
@@ -81,7 +82,8 @@ static inline int rqi_rx_pinned(const rq_ctx_t *ctx)
 }
 
 /* One step of a blocking wait: checks the job's failure flag and, every
- * RQ_PEER_CHECK_MS, peer liveness; spins RQ_SPIN_COUNT times, then yields.
+ * RQ_PEER_CHECK_MS, peer liveness; then returns at once for the first
+ * RQI_BUSY_POLLS steps, pauses up to RQ_SPIN_COUNT, then yields the CPU.
  * 0 or RQ_EPEER. */
 int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins);
 
