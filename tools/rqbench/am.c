@@ -1,158 +1,185 @@
-/* am.c - rqbench am: short active messages between rank 0 and rank 1.
- *   latency  rank 0 sends a 1-argument AM, rank 1's handler counts it and
- *            rank 1 answers; one-way = round trip / 2, over o.iters trips.
- *   rate     rank 0 streams o.msgs 1-argument AMs; rank 1 polls them and
- *            acknowledges the last; rate = msgs / (ack time - start).
- *   poll     rank 1 times 10^7 rq_poll calls that find nothing.
- * Each is repeated o.reps times; median [min, max] is printed, beside the
- * physical limits measured between the same cores in the same run. */
+/* am.c - rqbench am: basic active messages on an unloaded network
+ * (Liu & Culler, section 5.1.1).  Each message runs a handler that
+ * increments a counter, as in the paper.  K = 1024 messages per repetition.
+ *
+ *   one-to-one   rank 0 sends K requests to rank 1, which acknowledges the
+ *                last; time per message.  Bounded by the slower side: the
+ *                gap g.
+ *   one-to-two   rank 0 alternates between ranks 1 and 2 (3+ ranks): the
+ *                receivers no longer limit it, so this is the send overhead.
+ *   two-to-one   ranks 1 and 2 send K each to rank 0 (3+ ranks); rank 0
+ *                times receiving all 2K: the receive overhead.
+ *   send into idle ring / receive from full ring
+ *                the same two overheads isolated on any 2 ranks: rank 0
+ *                times K sends while rank 1 runs no librq code (K fits in
+ *                the ring), then rank 1 times polling all K (handler
+ *                included).  These give o_s and o_r of LogP.
+ *   round-trip   request, the handler replies, the reply's handler counts:
+ *                2L + 4o in LogP.
+ * Derived: L = round-trip/2 - o_s - o_r (the software-visible latency). */
 #define _GNU_SOURCE
-#include <sched.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "bench.h"
 
-enum { H_COUNT = 1, H_ACK = 2 };
-static volatile uint64_t counted, acked;
-/* How many H_COUNT / H_ACK messages this rank has been promised so far:
- * a peer may run ahead out of a barrier and deliver the next phase's first
- * messages early, so targets are absolute, never "counted-at-start + n". */
-static uint64_t counted_due, acked_due;
+enum { H_COUNT = 1, H_ACK = 2, H_ECHO = 3, H_GO = 4 };
+enum { K = 1024 };
 
-static void on_count(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+static volatile uint64_t counted, acked, gone, echoed;
+/* What each counter has been promised so far: a fast peer may run into the
+ * next repetition before this rank leaves the last, so targets are
+ * absolute, never "counter at start + K". */
+static uint64_t counted_due, acked_due, gone_due, echoed_due;
+
+static void on_count(rq_ctx_t *c, const rq_msg_t *m, void *a) { (void)c; (void)m; (void)a; counted++; }
+static void on_ack(rq_ctx_t *c, const rq_msg_t *m, void *a) { (void)c; (void)m; (void)a; acked++; }
+static void on_go(rq_ctx_t *c, const rq_msg_t *m, void *a) { (void)c; (void)m; (void)a; gone++; }
+static void on_echo(rq_ctx_t *c, const rq_msg_t *m, void *a)
 {
-    (void)ctx; (void)m; (void)arg;
-    counted++;
-}
-static void on_ack(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
-{
-    (void)ctx; (void)m; (void)arg;
-    acked++;
+    (void)a;
+    rq_reply(c, m, H_COUNT, m->args, m->nargs, NULL, 0, 0);
+    echoed++;
 }
 
-static double am_latency(rq_ctx_t *ctx, long iters)
+static double one_to_one(struct rqb *b, void *arg)
 {
-    int me = rq_rank(ctx);
-    rq_barrier(ctx);
-    uint64_t base = counted_due, t0 = rqb_now_ns();
+    (void)arg;
     double r = 0;
-    if (me <= 1)
-        counted_due += (uint64_t)iters;
-    for (long i = 1; i <= iters; i++) {
-        uint64_t a = (uint64_t)i;
-        if (me == 0) {
-            rq_request(ctx, 1, H_COUNT, &a, 1, NULL, 0, 0);
-            rq_wait_until(ctx, &counted, base + (uint64_t)i);
-        } else if (me == 1) {
-            rq_wait_until(ctx, &counted, base + (uint64_t)i);
-            rq_request(ctx, 0, H_COUNT, &a, 1, NULL, 0, 0);
-        }
+    uint64_t x = 1;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        uint64_t t0 = rqb_now_ns();
+        for (int i = 0; i < K; i++)
+            rq_request(b->ctx, 1, H_COUNT, &x, 1, NULL, 0, 0);
+        rq_wait_until(b->ctx, &acked, ++acked_due);
+        r = rqb_elapsed_ns(t0) / K;
+    } else if (b->me == 1) {
+        rq_wait_until(b->ctx, &counted, counted_due += K);
+        rq_request(b->ctx, 0, H_ACK, NULL, 0, NULL, 0, 0);
     }
-    if (me == 0)
-        r = (double)(rqb_now_ns() - t0) / (double)iters / 2.0;
-    rq_barrier(ctx);
     return r;
 }
 
-static double am_rate(rq_ctx_t *ctx, long msgs)
+static double one_to_two(struct rqb *b, void *arg)
 {
-    int me = rq_rank(ctx);
-    rq_barrier(ctx);
+    (void)arg;
     double r = 0;
-    if (me == 0) {
+    uint64_t x = 1;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
         uint64_t t0 = rqb_now_ns();
-        for (long i = 0; i < msgs; i++) {
-            uint64_t a = (uint64_t)i;
-            rq_request(ctx, 1, H_COUNT, &a, 1, NULL, 0, 0);
-        }
-        rq_wait_until(ctx, &acked, ++acked_due);
-        r = (double)msgs / ((double)(rqb_now_ns() - t0) * 1e-9);
-    } else if (me == 1) {
-        counted_due += (uint64_t)msgs;
-        rq_wait_until(ctx, &counted, counted_due);
-        rq_request(ctx, 0, H_ACK, NULL, 0, NULL, 0, 0);
+        for (int i = 0; i < K; i++)
+            rq_request(b->ctx, 1 + (i & 1), H_COUNT, &x, 1, NULL, 0, 0);
+        acked_due += 2;
+        rq_wait_until(b->ctx, &acked, acked_due);
+        r = rqb_elapsed_ns(t0) / K;
+    } else if (b->me <= 2) {
+        rq_wait_until(b->ctx, &counted, counted_due += K / 2);
+        rq_request(b->ctx, 0, H_ACK, NULL, 0, NULL, 0, 0);
     }
-    rq_barrier(ctx);
     return r;
 }
 
-static double poll_cost(rq_ctx_t *ctx)
+static double two_to_one(struct rqb *b, void *arg)
 {
-    const long n = 10000000;
+    (void)arg;
     double r = 0;
-    rq_barrier(ctx);
-    if (rq_rank(ctx) == 1) {
+    uint64_t x = 1;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
         uint64_t t0 = rqb_now_ns();
-        for (long i = 0; i < n; i++)
-            rq_poll(ctx);
-        r = (double)(rqb_now_ns() - t0) / (double)n;
+        rq_request(b->ctx, 1, H_GO, NULL, 0, NULL, 0, 0);
+        rq_request(b->ctx, 2, H_GO, NULL, 0, NULL, 0, 0);
+        rq_wait_until(b->ctx, &counted, counted_due += 2 * K);
+        r = rqb_elapsed_ns(t0) / (2 * K);
+    } else if (b->me <= 2) {
+        rq_wait_until(b->ctx, &gone, ++gone_due);
+        for (int i = 0; i < K; i++)
+            rq_request(b->ctx, 0, H_COUNT, &x, 1, NULL, 0, 0);
     }
-    /* Rank 1 reports to rank 0 through the barrier-free reduction. */
-    double out;
-    rq_allreduce(ctx, &r, &out, 1, RQ_DOUBLE, RQ_MAX);
-    return out;
+    return r;
 }
 
-static void row(const char *name, const struct rqb_sample *s, const char *unit, const char *note)
+/* Rank 0 times K sends into rank 1's idle ring (o_s); rank 1, which ran
+ * no librq code meanwhile, then times draining them (o_r). */
+static double quiescent(struct rqb *b, void *arg)
 {
-    printf("  %-34s %10.2f %-8s [%8.2f .. %8.2f]  %s\n", name, rqb_median(s), unit, rqb_min(s),
-           rqb_max(s), note);
+    const int recv_side = *(const int *)arg;
+    volatile uint64_t *phase = rqb_flag(b, 0);
+    static uint64_t round;
+    double r = 0;
+    uint64_t x = 1;
+    rq_barrier(b->ctx);
+    round++;
+    if (b->me == 0) {
+        uint64_t t0 = rqb_now_ns();
+        for (int i = 0; i < K; i++)
+            rq_request(b->ctx, 1, H_COUNT, &x, 1, NULL, 0, 0);
+        r = rqb_elapsed_ns(t0) / K;
+        __atomic_store_n(phase, round, __ATOMIC_RELEASE);
+    } else if (b->me == 1) {
+        rqb_spin_until(phase, round);
+        counted_due += K;
+        uint64_t t0 = rqb_now_ns();
+        while (counted < counted_due)
+            rq_poll(b->ctx);
+        r = rqb_elapsed_ns(t0) / K;
+    }
+    return rqb_from(b, recv_side, r);
 }
 
-int rqb_am(rq_ctx_t *ctx, const struct rqb_opts *o)
+static double round_trip(struct rqb *b, void *arg)
 {
-    int me = rq_rank(ctx);
-    if (rq_size(ctx) < 2) {
-        fprintf(stderr, "rqbench am: needs at least 2 ranks (rqrun -n 2 --bind core rqbench am)\n");
-        return 1;
-    }
-    rq_handler_register(ctx, H_COUNT, on_count, NULL, 0);
-    rq_handler_register(ctx, H_ACK, on_ack, NULL, 0);
-    int cpu[2];
-    uint64_t c1 = (uint64_t)sched_getcpu();
-    uint64_t cpus[2] = {me == 0 ? c1 : 0, me == 1 ? c1 : 0}, all[2];
-    rq_allreduce(ctx, cpus, all, 2, RQ_UINT64, RQ_SUM);
-    cpu[0] = (int)all[0];
-    cpu[1] = (int)all[1];
-
-    struct rqb_sample L = {0}, L2 = {0}, ring = {0}, lat = {0}, rate = {0}, poll = {0};
-    /* Warm-up: one short run of everything, not recorded. */
-    rqb_cacheline_oneway_ns(ctx, o->iters / 10);
-    am_latency(ctx, o->iters / 10);
-    am_rate(ctx, o->msgs / 10);
-    for (int r = 0; r < o->reps; r++) {
-        if (me == 0 && !o->quick) {
-            fprintf(stderr, "\rrqbench am: repetition %d/%d", r + 1, o->reps);
-            fflush(stderr);
+    (void)arg;
+    double r = 0;
+    uint64_t x = 1;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        uint64_t t0 = rqb_now_ns();
+        for (int i = 0; i < K; i++) {
+            rq_request(b->ctx, 1, H_ECHO, &x, 1, NULL, 0, 0);
+            rq_wait_until(b->ctx, &counted, ++counted_due);
         }
-        rqb_add(&L, rqb_cacheline_oneway_ns(ctx, o->iters));
-        rqb_add(&L2, rqb_twoline_oneway_ns(ctx, o->iters));
-        rqb_add(&ring, rqb_raw_ring_rate(ctx, o->msgs) / 1e6);
-        rqb_add(&lat, am_latency(ctx, o->iters));
-        rqb_add(&rate, am_rate(ctx, o->msgs) / 1e6);
-        rqb_add(&poll, poll_cost(ctx));
+        r = rqb_elapsed_ns(t0) / K;
+    } else if (b->me == 1) {
+        rq_wait_until(b->ctx, &echoed, echoed_due += K);
     }
-    if (me != 0)
-        return 0;
-    if (!o->quick)
-        fprintf(stderr, "\n");
-    double l = rqb_median(&L), al = rqb_median(&lat);
-    double rr = rqb_median(&ring), ar = rqb_median(&rate);
-    printf("rqbench am: ranks 0,1 on cpus %d,%d; %d repetitions; median [min .. max]\n",
-           cpu[0], cpu[1], o->reps);
-    printf("placement: %s (cache line one-way L = %.0f ns)\n",
-           l < 100 ? "near (shared cache)" : "far (no shared cache)", l);
-    printf("physical limits (same cores, same run)\n");
-    row("cache-line one-way latency L", &L, "ns", "one line bounced");
-    row("two-line one-way latency", &L2, "ns", "one line per direction");
-    row("raw SPSC ring, 64-byte slots", &ring, "M/s", "");
-    printf("librq, shared memory\n");
-    char note[96];
-    snprintf(note, sizeof note, "= L + %.0f ns = two-line + %.0f ns", al - l,
-             al - rqb_median(&L2));
-    row("short AM one-way latency", &lat, "ns", note);
-    snprintf(note, sizeof note, "= %.2f x raw ring", ar / rr);
-    row("short AM streaming rate", &rate, "M/s", note);
-    row("unsuccessful rq_poll", &poll, "ns", "");
+    return r;
+}
+
+int rqb_fam_am(struct rqb *b)
+{
+    rq_handler_register(b->ctx, H_COUNT, on_count, NULL, 0);
+    rq_handler_register(b->ctx, H_ACK, on_ack, NULL, 0);
+    rq_handler_register(b->ctx, H_ECHO, on_echo, NULL, 0);
+    rq_handler_register(b->ctx, H_GO, on_go, NULL, 0);
+    struct rqb_summary s, os, orv, rt;
+    rqb_measure(b, "one-to-one", one_to_one, NULL, &s);
+    rqb_row(b, "one-to-one (gap g)", NAN, "ns", &s, "K=1024 requests, one ack");
+    if (b->np >= 3) {
+        rqb_measure(b, "one-to-two", one_to_two, NULL, &s);
+        rqb_row(b, "one-to-two (send overhead)", NAN, "ns", &s, "alternating ranks 1 and 2");
+        rqb_measure(b, "two-to-one", two_to_one, NULL, &s);
+        rqb_row(b, "two-to-one (receive overhead)", NAN, "ns", &s, "2K from ranks 1 and 2");
+    } else {
+        rqb_row_na(b, "one-to-two (send overhead)", NAN, "ns", "needs 3 ranks");
+        rqb_row_na(b, "two-to-one (receive overhead)", NAN, "ns", "needs 3 ranks");
+    }
+    int side = 0;
+    rqb_measure(b, "send into idle ring", quiescent, &side, &os);
+    rqb_row(b, "send into idle ring (o_s)", NAN, "ns", &os, "receiver runs no librq code");
+    side = 1;
+    rqb_measure(b, "receive from full ring", quiescent, &side, &orv);
+    rqb_row(b, "receive from full ring (o_r)", NAN, "ns", &orv, "handler included");
+    rqb_measure(b, "round-trip", round_trip, NULL, &rt);
+    rqb_row(b, "round-trip (2L + 4o)", NAN, "ns", &rt, "request, reply from the handler");
+    if (b->me == 0) {
+        char note[112];
+        double L = rt.median / 2 - os.median - orv.median;
+        snprintf(note, sizeof note, "round-trip/2 - o_s - o_r; cache-line L = %.0f ns",
+                 b->rep.line_ns);
+        rqb_row_derived(b, "latency L (derived)", NAN, "ns", L, note);
+    }
     return 0;
 }

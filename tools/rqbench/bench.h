@@ -1,37 +1,90 @@
-/* bench.h - shared helpers of rqbench's benchmark families. */
+/* bench.h - the measurement core shared by rqbench's benchmark families.
+ *
+ * Every family function is collective: all ranks call it, rank 0 records
+ * the rows.  A measurement is a function run by all ranks that returns its
+ * figure on rank 0; rqb_measure() warms it up once, then repeats it until
+ * the 90% confidence interval of the median lies within 5% of the median
+ * (after a minimum number of repetitions) or the time budget runs out. */
 #ifndef RQBENCH_H
 #define RQBENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rq.h>
 
+#include "report.h"
+
 struct rqb_opts {
-    int  reps;    /* repetitions of each measurement; the median is reported */
-    long iters;   /* round trips per latency repetition */
-    long msgs;    /* messages per rate repetition */
-    int  quick;
+    int         quick, smoke;  /* shorter runs; smoke = format checks only */
+    int         min_reps, max_reps;
+    double      budget_s;      /* per measurement */
+    double      rel;           /* CI half-width target, relative to the median */
+    size_t      max_size;      /* largest transfer (xfer), clipped to the segment */
+    const char *csv, *json, *plot_dir;
 };
 
-/* One measured quantity over opts.reps repetitions. */
-struct rqb_sample {
-    double v[64];
-    int    n;
+struct rqb {
+    rq_ctx_t         *ctx;
+    int               me, np;
+    struct rqb_opts   o;
+    struct rqb_report rep;      /* filled on rank 0 */
+    const char       *family;   /* rows are added to this family */
+    int               progress; /* rank 0 writes a progress line (stderr is a tty) */
 };
 
+/* Offsets in rank 0's segment reserved for rqbench's own words and the
+ * limit measurements; transfers use offsets from RQB_DATA_OFF up. */
+#define RQB_FLAG_OFF 1024u
+#define RQB_DATA_OFF (1u << 20)
+
+/* Time.  rqb_elapsed_ns subtracts the measured cost of one clock read. */
 uint64_t rqb_now_ns(void);
-void     rqb_add(struct rqb_sample *s, double v);
-double   rqb_median(const struct rqb_sample *s);
-double   rqb_min(const struct rqb_sample *s);
-double   rqb_max(const struct rqb_sample *s);
+double   rqb_elapsed_ns(uint64_t t0);
+double   rqb_timer_overhead_ns(void);
+double   rqb_tsc_ghz(void);
+/* Spin (no poll) for ns nanoseconds. */
+void     rqb_delay_ns(uint64_t ns);
 
-/* Physical limits between rank 0 and rank 1 (both ranks call; rank 0 gets
- * the result).  Scratch memory: the start of rank 0's segment. */
-double rqb_cacheline_oneway_ns(rq_ctx_t *ctx, long iters);
-double rqb_twoline_oneway_ns(rq_ctx_t *ctx, long iters);
-double rqb_raw_ring_rate(rq_ctx_t *ctx, long slots);
+typedef double (*rqb_fn)(struct rqb *b, void *arg);
+/* Run fn until converged (see above); s gets the summary on rank 0. */
+void rqb_measure(struct rqb *b, const char *what, rqb_fn fn, void *arg, struct rqb_summary *s);
+
+/* Record a row (rank 0; a no-op elsewhere). */
+void rqb_row(struct rqb *b, const char *name, double param, const char *unit,
+             const struct rqb_summary *s, const char *note);
+void rqb_row_na(struct rqb *b, const char *name, double param, const char *unit, const char *why);
+/* A figure derived from other rows (a fit, a difference): no spread. */
+void rqb_row_derived(struct rqb *b, const char *name, double param, const char *unit, double v,
+                     const char *note);
+
+/* v as measured on rank r, returned on every rank. */
+double rqb_from(struct rqb *b, int r, double v);
+/* Mean over all ranks of v. */
+double rqb_mean(struct rqb *b, double v);
+
+/* A word in rank 0's segment that ranks use to hand off a phase without
+ * polling (so that a quiescent receiver really runs no librq code). */
+volatile uint64_t *rqb_flag(struct rqb *b, int i);
+/* Wait, without polling librq, until *w >= v; yields when oversubscribed. */
+void rqb_spin_until(const volatile uint64_t *w, uint64_t v);
+
+/* Physical limits between ranks 0 and 1 (limits.c). */
+double rqb_cacheline_oneway_ns(struct rqb *b, long iters);
+double rqb_twoline_oneway_ns(struct rqb *b, long iters);
+double rqb_raw_ring_rate(struct rqb *b, long slots);
+void   rqb_limits(struct rqb *b, int full);
 
 /* Benchmark families (subcommands). */
-int rqb_am(rq_ctx_t *ctx, const struct rqb_opts *o);
+int rqb_fam_am(struct rqb *b);
+int rqb_fam_loaded(struct rqb *b);
+int rqb_fam_xfer(struct rqb *b);
+int rqb_fam_poll(struct rqb *b);
+int rqb_fam_splitc(struct rqb *b);
+int rqb_fam_rq(struct rqb *b);
+int rqb_fam_compare(struct rqb *b);
+
+/* Plots of every family that has rows (plots.c). */
+void rqb_plots(const struct rqb_report *r, const char *dir);
 
 #endif

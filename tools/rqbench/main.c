@@ -1,106 +1,244 @@
-/* rqbench - librq's measurement tool (LogP microbenchmarks of the seeds).
- * Run under rqrun:  rqrun -n 2 --bind core rqbench am [--quick] [--reps N]
- * Subcommands: am (short-AM latency, rate and poll cost beside the
- * physical limits).  Further families arrive with the rqbench issue. */
+/* rqbench - librq's measurement tool: the LogP microbenchmarks of the
+ * seeds (Liu & Culler's CM-5 study, the Split-C table, the remote-queue
+ * paper), with text, CSV, JSON and SVG output, and the same shapes run
+ * over MPI and UCX by --compare.  See docs/rqbench.1.md. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench.h"
+#include "driver.h"
 
-uint64_t rqb_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void rqb_add(struct rqb_sample *s, double v)
-{
-    if (s->n < (int)(sizeof s->v / sizeof s->v[0]))
-        s->v[s->n++] = v;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double rqb_median(const struct rqb_sample *s)
-{
-    if (s->n == 0)
-        return 0;
-    double t[64];
-    memcpy(t, s->v, sizeof(double) * (size_t)s->n);
-    qsort(t, (size_t)s->n, sizeof t[0], cmp);
-    return s->n % 2 ? t[s->n / 2] : (t[s->n / 2 - 1] + t[s->n / 2]) / 2;
-}
-
-double rqb_min(const struct rqb_sample *s)
-{
-    double m = s->n ? s->v[0] : 0;
-    for (int i = 1; i < s->n; i++)
-        m = s->v[i] < m ? s->v[i] : m;
-    return m;
-}
-
-double rqb_max(const struct rqb_sample *s)
-{
-    double m = s->n ? s->v[0] : 0;
-    for (int i = 1; i < s->n; i++)
-        m = s->v[i] > m ? s->v[i] : m;
-    return m;
-}
+static const struct family {
+    const char *name;
+    int (*fn)(struct rqb *);
+} families[] = {
+    {"am", rqb_fam_am},       {"loaded", rqb_fam_loaded}, {"xfer", rqb_fam_xfer},
+    {"poll", rqb_fam_poll},   {"splitc", rqb_fam_splitc}, {"rq", rqb_fam_rq},
+    {"compare", rqb_fam_compare},
+};
+enum { NFAM = sizeof families / sizeof families[0] };
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: rqrun -n 2 --bind core rqbench SUBCOMMAND [--quick] [--reps N]\n"
-        "subcommands:\n"
-        "  am   short active messages between ranks 0 and 1: one-way latency\n"
-        "       (round trip / 2 over 200k trips), streaming rate (2M 1-argument\n"
-        "       AMs, acknowledged), unsuccessful rq_poll cost (10M calls); beside\n"
-        "       the cache-line one-way latency L (one line bounced), the two-line\n"
-        "       one-way latency (one line per direction, the floor of any pair of\n"
-        "       queues) and a raw SPSC ring of 64-byte slots, measured between\n"
-        "       the same cores in the same run.\n"
-        "options:\n"
-        "  --reps N  repetitions (default 7; the median is reported)\n"
-        "  --quick   3 repetitions of shorter runs (a few seconds)\n");
+"usage: rqbench [options] SUBCOMMAND...     (started alone, it runs itself\n"
+"                                           under rqrun -n 2 --bind core)\n"
+"       rqrun -n N --bind core rqbench [options] SUBCOMMAND...\n"
+"       rqbench --compare [options] [SUBCOMMAND...]\n"
+"subcommands (all = every one; see docs/rqbench.1.md for exact methods):\n"
+"  am       one-to-one, one-to-two, two-to-one, round-trip, and o_s/o_r\n"
+"           isolated against an idle ring; LogP o_s, o_r, g, L in ns and\n"
+"           TSC cycles.  K = 1024 messages per repetition.\n"
+"  loaded   ring (i -> i+1) and traverse (step s: rank XOR s), per message.\n"
+"  xfer     rq_request_long arrays 2 B .. 64 MiB (clipped to the segment),\n"
+"           byte/word/double-word aligned: one-to-one blocking and not,\n"
+"           two-to-one into one or two buffers, swap; T = c + B*x fits.\n"
+"  poll     unsuccessful rq_poll; successful poll by the intersection of\n"
+"           time per message and time per poll over send intervals.\n"
+"  splitc   Split-C Table 1: RT latency AM/read/write, overhead and gap of\n"
+"           get/put/store, gap to 2 targets, gap in exchange.\n"
+"  rq       enqueue/dequeue costs; key redistribution by handler vs an\n"
+"           inlined dequeue loop.\n"
+"  compare  latency, message rate, bandwidth, put+flush: the shapes the\n"
+"           MPI and UCX peers measure.\n"
+"Every run first measures the physical limits between ranks 0 and 1: the\n"
+"cache-line one-way latency L, one line per direction, a raw ring, memcpy.\n"
+"Method: one warm-up, then repetitions until the 90%% confidence interval of\n"
+"the median is within 5%% of it (at least --min-reps, at most --max-reps,\n"
+"or until --budget seconds); median [min .. max] reported; the cost of a\n"
+"clock read is measured and subtracted from every interval.\n"
+"options:\n"
+"  --quick          fewer sizes and intervals, 0.3 s budget (demo: < 1 min)\n"
+"  --smoke          minimal runs to check the output format (tests)\n"
+"  --min-reps N     default 5 (quick 3, smoke 2)     --max-reps N  default 200\n"
+"  --budget S       seconds per measurement, default 2\n"
+"  --max-size B     largest xfer array, default 64 MiB\n"
+"  --csv FILE  --json FILE  --plot DIR      write results (DIR gets SVGs)\n"
+"  --compare        also run rqbench-mpi (via mpirun) and rqbench-ucx when\n"
+"                   installed, and print each figure beside its peer\n"
+"  -n N             ranks when rqbench launches itself (default 2)\n"
+"  --emit FILE      write CSV only, no table (used by --compare)\n");
+}
+
+struct cli {
+    struct rqb_opts o;
+    int             fam[NFAM], nfam, compare, ranks;
+    const char     *emit;
+};
+
+static int parse(int argc, char **argv, struct cli *c)
+{
+    memset(c, 0, sizeof *c);
+    c->o = (struct rqb_opts){.min_reps = 5, .max_reps = 200, .budget_s = 2.0, .rel = 0.05,
+                             .max_size = 64u << 20};
+    c->ranks = 2;
+    int min_set = 0, budget_set = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--quick") == 0) {
+            c->o.quick = 1;
+        } else if (strcmp(a, "--smoke") == 0) {
+            c->o.smoke = 1;
+        } else if (strcmp(a, "--compare") == 0) {
+            c->compare = 1;
+        } else if (v == NULL) {
+            if (a[0] != '-')
+                goto subcommand;
+            fprintf(stderr, "rqbench: %s needs a value\n", a);
+            return -1;
+        } else if (strcmp(a, "--min-reps") == 0 || strcmp(a, "--max-reps") == 0 ||
+                   strcmp(a, "-n") == 0) {
+            long n = strtol(v, &end, 10);
+            if (*end || n < 1 || n > (a[1] == 'n' ? 4096 : 256)) {
+                fprintf(stderr, "rqbench: bad %s %s\n", a, v);
+                return -1;
+            }
+            if (a[1] == 'n')
+                c->ranks = (int)n;
+            else if (a[2] == 'm' && a[3] == 'i')
+                c->o.min_reps = (int)n, min_set = 1;
+            else
+                c->o.max_reps = (int)n;
+            i++;
+        } else if (strcmp(a, "--budget") == 0) {
+            c->o.budget_s = strtod(v, &end);
+            if (*end || !(c->o.budget_s > 0)) {
+                fprintf(stderr, "rqbench: bad --budget %s\n", v);
+                return -1;
+            }
+            budget_set = 1;
+            i++;
+        } else if (strcmp(a, "--max-size") == 0) {
+            unsigned long long n = strtoull(v, &end, 10);
+            if (*end || n < 2 || n > (1ull << 40)) {
+                fprintf(stderr, "rqbench: bad --max-size %s\n", v);
+                return -1;
+            }
+            c->o.max_size = (size_t)n;
+            i++;
+        } else if (strcmp(a, "--csv") == 0 || strcmp(a, "--json") == 0 ||
+                   strcmp(a, "--plot") == 0 || strcmp(a, "--emit") == 0) {
+            if (strchr(v, '\'') != NULL) {
+                fprintf(stderr, "rqbench: %s: quotes are not allowed in paths\n", a);
+                return -1;
+            }
+            if (a[2] == 'c')
+                c->o.csv = v;
+            else if (a[2] == 'j')
+                c->o.json = v;
+            else if (a[2] == 'p')
+                c->o.plot_dir = v;
+            else
+                c->emit = v;
+            i++;
+        } else {
+        subcommand:
+            if (a[0] == '-') {
+                fprintf(stderr, "rqbench: unknown option %s\n", a);
+                return -1;
+            }
+            int found = 0;
+            for (int f = 0; f < NFAM; f++) {
+                if (strcmp(a, "all") == 0 || strcmp(a, families[f].name) == 0) {
+                    c->fam[f] = 1;
+                    found = 1;
+                }
+            }
+            if (!found) {
+                fprintf(stderr, "rqbench: unknown subcommand %s\n", a);
+                return -1;
+            }
+        }
+    }
+    for (int f = 0; f < NFAM; f++)
+        c->nfam += c->fam[f];
+    if (c->o.smoke) {
+        if (!min_set)
+            c->o.min_reps = 2;
+        c->o.max_reps = c->o.max_reps < 3 ? c->o.max_reps : 3;
+        if (!budget_set)
+            c->o.budget_s = 0.05;
+    } else if (c->o.quick) {
+        if (!min_set)
+            c->o.min_reps = 3;
+        if (!budget_set)
+            c->o.budget_s = 0.3;
+    }
+    if (c->o.min_reps > c->o.max_reps)
+        c->o.min_reps = c->o.max_reps;
+    return 0;
+}
+
+static int pinned(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1;
+}
+
+/* The measurement run, inside a job of 2 or more ranks. */
+static int run_in_job(struct cli *c, rq_ctx_t *ctx)
+{
+    struct rqb b = {.ctx = ctx, .me = rq_rank(ctx), .np = rq_size(ctx), .o = c->o};
+    b.progress = b.me == 0 && c->emit == NULL && isatty(2);
+    rqb_timer_overhead_ns();
+    if (b.me == 0) {
+        b.rep.tsc_ghz = rqb_tsc_ghz();
+        b.rep.timer_ns = rqb_timer_overhead_ns();
+        b.rep.ranks = b.np;
+        if (!pinned())
+            fprintf(stderr, "rqbench: warning: ranks are not pinned (run with rqrun --bind core)\n");
+    }
+    uint64_t cpu_in[2] = {0, 0}, cpu_out[2];
+    if (b.me < 2)
+        cpu_in[b.me] = (uint64_t)sched_getcpu();
+    rq_allreduce(ctx, cpu_in, cpu_out, 2, RQ_UINT64, RQ_SUM);
+    b.rep.cpu0 = (int)cpu_out[0];
+    b.rep.cpu1 = (int)cpu_out[1];
+    rqb_limits(&b, !c->o.smoke);
+    int rc = 0;
+    for (int f = 0; f < NFAM && rc == 0; f++) {
+        if (!c->fam[f])
+            continue;
+        b.family = families[f].name;
+        rc = families[f].fn(&b);
+        rq_barrier(ctx);
+    }
+    if (b.me == 0 && rc == 0)
+        rc = rqb_write_outputs(&b.rep, &c->o, c->emit);
+    rqb_report_free(&b.rep);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
-    struct rqb_opts o = {.reps = 7, .iters = 200000, .msgs = 2000000, .quick = 0};
-    const char *sub = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0) {
-            o.quick = 1;
-            o.reps = 3;
-            o.iters = 50000;
-            o.msgs = 1000000;
-        } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            o.reps = atoi(argv[++i]);
-            if (o.reps < 1 || o.reps > 64) {
-                fprintf(stderr, "rqbench: --reps takes 1..64\n");
-                return 2;
-            }
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (sub == NULL && argv[i][0] != '-') {
-            sub = argv[i];
-        } else {
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (sub == NULL || strcmp(sub, "am") != 0) {
+    struct cli c;
+    if (parse(argc, argv, &c) != 0) {
         usage(stderr);
         return 2;
+    }
+    if (c.nfam == 0 && !c.compare) {
+        fprintf(stderr, "rqbench: no subcommand\n");
+        usage(stderr);
+        return 2;
+    }
+    /* Started alone: launch ourselves under rqrun, or drive --compare. */
+    if (getenv("RQ_RANK") == NULL) {
+        if (c.compare)
+            return rqb_drive_compare(argc, argv, &c.o);
+        return rqb_relaunch(argc, argv, c.ranks);
     }
     rq_ctx_t *ctx;
     int rc = rq_init(&argc, &argv, &ctx);
@@ -108,7 +246,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "rqbench: rq_init: %s\n", rq_strerror(rc));
         return 1;
     }
-    rc = rqb_am(ctx, &o);
+    if (rq_size(ctx) < 2) {
+        fprintf(stderr, "rqbench: needs at least 2 ranks\n");
+        rq_finalize(ctx);
+        return 2;
+    }
+    if (c.nfam == 0)
+        c.fam[NFAM - 1] = 1; /* --compare inside a job: the compare family */
+    rc = run_in_job(&c, ctx);
     rq_finalize(ctx);
     return rc;
 }

@@ -1,0 +1,139 @@
+/* compare.c - rqbench compare: librq's side of the shapes that the peer
+ * programs (rqbench-mpi, rqbench-ucx) measure the same way, so that
+ * "rqbench --compare" can print each figure beside its peer:
+ *   latency 8B one-way   ping-pong of 8-byte messages, round trip / 2
+ *                        (librq: a 1-word short AM each way).
+ *   message rate 8B      8-byte messages streamed one way, one ack at the
+ *                        end (librq's ring is its window; MPI's window 64).
+ *   bandwidth            arrays of 4 KiB .. 16 MiB streamed one way
+ *                        (librq: rq_request_long), one ack at the end.
+ *   put 8B + flush       one 8-byte put completed remotely, back to back
+ *                        (librq: rq_put + rq_sync).
+ * Ranks 0 and 1 only; the names and units here are the join keys. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+enum { H_COUNT = 60, H_ACK = 61 };
+static volatile uint64_t counted, acked;
+static uint64_t counted_due, acked_due;
+static char *src_buf;
+
+static void on_count(rq_ctx_t *c, const rq_msg_t *m, void *a) { (void)c; (void)m; (void)a; counted++; }
+static void on_ack(rq_ctx_t *c, const rq_msg_t *m, void *a) { (void)c; (void)m; (void)a; acked++; }
+
+static double latency(struct rqb *b, void *arg)
+{
+    (void)arg;
+    const int n = 1024;
+    uint64_t x = 1;
+    double r = 0;
+    rq_barrier(b->ctx);
+    uint64_t t0 = rqb_now_ns();
+    if (b->me <= 1) {
+        for (int i = 0; i < n; i++) {
+            if (b->me == 0)
+                rq_request(b->ctx, 1, H_COUNT, &x, 1, NULL, 0, 0);
+            rq_wait_until(b->ctx, &counted, ++counted_due);
+            if (b->me == 1)
+                rq_request(b->ctx, 0, H_COUNT, &x, 1, NULL, 0, 0);
+        }
+    }
+    if (b->me == 0)
+        r = rqb_elapsed_ns(t0) / n / 2;
+    return r;
+}
+
+/* arg: payload size; 0 = 8-byte short AM (rate in M/s), else MB/s. */
+static double stream(struct rqb *b, void *arg)
+{
+    size_t len = *(const size_t *)arg;
+    long n = len == 0 ? 16384 : len >= (1u << 20) ? 16 : 256;
+    uint64_t x = 1;
+    double r = 0;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        uint64_t t0 = rqb_now_ns();
+        for (long i = 0; i < n; i++) {
+            if (len == 0)
+                rq_request(b->ctx, 1, H_COUNT, &x, 1, NULL, 0, 0);
+            else
+                rq_request_long(b->ctx, 1, H_COUNT, &x, 1, src_buf, len, RQB_DATA_OFF, 0);
+        }
+        rq_wait_until(b->ctx, &acked, ++acked_due);
+        double t = rqb_elapsed_ns(t0);
+        r = len == 0 ? n / t * 1e3 : (double)n * (double)len / t * 1e3;
+    } else if (b->me == 1) {
+        rq_wait_until(b->ctx, &counted, counted_due += (uint64_t)n);
+        rq_request(b->ctx, 0, H_ACK, NULL, 0, NULL, 0, 0);
+    }
+    return r;
+}
+
+static int put_err;
+
+static double put_flush(struct rqb *b, void *arg)
+{
+    (void)arg;
+    const int n = 1024;
+    uint64_t v = 1;
+    double r = 0;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        uint64_t t0 = rqb_now_ns();
+        for (int i = 0; i < n && put_err == 0; i++) {
+            int rc = rq_put(b->ctx, 1, RQB_DATA_OFF, &v, 8, 0);
+            if (rc == 0)
+                rc = rq_sync(b->ctx);
+            put_err = rc;
+        }
+        r = rqb_elapsed_ns(t0) / n;
+    }
+    return r;
+}
+
+int rqb_fam_compare(struct rqb *b)
+{
+    rq_handler_register(b->ctx, H_COUNT, on_count, NULL, 0);
+    rq_handler_register(b->ctx, H_ACK, on_ack, NULL, 0);
+    struct rqb_summary s;
+    rqb_measure(b, "latency 8B", latency, NULL, &s);
+    rqb_row(b, "latency 8B one-way", NAN, "ns", &s, "short AM ping-pong / 2");
+    size_t len = 0;
+    rqb_measure(b, "message rate 8B", stream, &len, &s);
+    rqb_row(b, "message rate 8B", NAN, "M/s", &s, "16384 short AMs, one ack");
+    src_buf = malloc(16u << 20);
+    if (src_buf == NULL)
+        return 1;
+    memset(src_buf, 1, 16u << 20);
+    static const size_t sizes[] = {4096, 65536, 1u << 20, 16u << 20};
+    for (int i = 0; i < 4; i++) {
+        len = sizes[i];
+        rqb_measure(b, "bandwidth", stream, &len, &s);
+        rqb_row(b, "bandwidth", (double)len, "MB/s", &s, "rq_request_long stream, one ack");
+    }
+    free(src_buf);
+    src_buf = NULL;
+    int64_t err = 0;
+    if (b->me == 0) {
+        uint64_t v = 0;
+        err = rq_put(b->ctx, 1, RQB_DATA_OFF, &v, 8, 0);
+        if (err == 0)
+            err = rq_sync(b->ctx);
+    }
+    rq_broadcast(b->ctx, 0, &err, sizeof err);
+    if (err != 0) {
+        rqb_row_na(b, "put 8B + flush", NAN, "ns", rq_strerror((int)err));
+    } else {
+        rqb_measure(b, "put 8B + flush", put_flush, NULL, &s);
+        if (b->me == 0 && put_err != 0)
+            rqb_row_na(b, "put 8B + flush", NAN, "ns", rq_strerror(put_err));
+        else
+            rqb_row(b, "put 8B + flush", NAN, "ns", &s, "rq_put + rq_sync");
+    }
+    return 0;
+}

@@ -1,0 +1,27 @@
+/* driver.h - what rqbench does when started alone (outside a job): launch
+ * itself under rqrun, or drive a --compare run of librq and its peers; and
+ * the output writers every mode shares. */
+#ifndef RQBENCH_DRIVER_H
+#define RQBENCH_DRIVER_H
+
+#include "bench.h"
+
+/* exec rqrun -n ranks --bind core <this program> argv[1..]; returns the
+ * job's exit status. */
+int rqb_relaunch(int argc, char **argv, int ranks);
+
+/* Run librq's measurements (argv's subcommands plus "compare") under
+ * rqrun, then rqbench-mpi under mpirun and rqbench-ucx when installed,
+ * one after the other on the same two cores; print everything and the
+ * side-by-side comparison; write --csv/--json/--plot of the merged rows. */
+int rqb_drive_compare(int argc, char **argv, const struct rqb_opts *o);
+
+/* Print the text report (unless emit) and write emit (CSV) or the CSV,
+ * JSON and plots that o asks for.  Returns 0 or 1. */
+int rqb_write_outputs(struct rqb_report *r, const struct rqb_opts *o, const char *emit);
+
+/* The comparison table: each "compare" row of librq beside the same row
+ * of every peer, with librq's speedup and the physical limit. */
+void rqb_compare_table(FILE *f, const struct rqb_report *r);
+
+#endif

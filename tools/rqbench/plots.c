@@ -1,0 +1,39 @@
+/* plots.c - the figures rqbench draws from a report: one per curve the
+ * seeds plotted (array bandwidth, poll intersection, traverse steps) and
+ * the peer bandwidth comparison. */
+#include <stdio.h>
+
+#include "bench.h"
+#include "plot.h"
+
+static const struct rqb_plot plots[] = {
+    {"xfer-bandwidth", "Array transfer bandwidth (double-word aligned)", "bytes", "MB/s", 1, 1, 1,
+     "xfer",
+     {"one-to-one blocking, double-word", "one-to-one non-blocking, double-word",
+      "two-to-one, one segment, double-word", "two-to-one, two segments, double-word",
+      "swap, double-word", NULL}},
+    {"xfer-alignment", "One-to-one blocking transfer time by alignment", "bytes",
+     "ns per transfer", 1, 1, 0, "xfer",
+     {"one-to-one blocking, byte", "one-to-one blocking, word", "one-to-one blocking, double-word",
+      NULL}},
+    {"poll-intersection", "Successful poll: time per message and per poll", "send delay (ns)",
+     "ns", 0, 0, 0, "poll", {"time per message", "time per poll", NULL}},
+    {"traverse", "Traverse: time per message at each step", "step (partner = rank XOR step)",
+     "ns per message", 0, 0, 0, "loaded", {"traverse (per message)", NULL}},
+    {"compare-bandwidth", "Streaming bandwidth: librq and its peers", "bytes", "MB/s", 1, 1, 0,
+     "compare", {"bandwidth", NULL}},
+};
+
+void rqb_plots(const struct rqb_report *r, const char *dir)
+{
+    for (size_t i = 0; i < sizeof plots / sizeof plots[0]; i++) {
+        int rc = rqb_plot_write(dir, r, &plots[i]);
+        if (rc == 1)
+            fprintf(stderr, "rqbench: wrote %s/%s.svg\n", dir, plots[i].file);
+        else if (rc == 0)
+            fprintf(stderr, "rqbench: %s/%s.gp written; gnuplot is not installed or failed, "
+                            "so no SVG\n", dir, plots[i].file);
+        else if (rc == -1)
+            perror("rqbench: plot");
+    }
+}
