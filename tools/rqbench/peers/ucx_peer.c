@@ -1,0 +1,340 @@
+/* ucx_peer.c - rqbench-ucx: the "compare" shapes over UCX UCP, for
+ * rqbench --compare.  Forks itself into two processes pinned to the first
+ * two CPUs it may use (the cores rqrun --bind core gives ranks 0 and 1);
+ * worker addresses and the remote key travel over a socketpair.  UCX picks
+ * its shared-memory transports (set UCX_TLS to force others).
+ *   latency 8B one-way  ucp_am_send_nbx ping-pong (8-byte payload) / 2.
+ *   message rate 8B     16384 AMs streamed, at most 64 in flight, one ack.
+ *   bandwidth           ucp_put_nbx of the array, streamed, one flush.
+ *   put 8B + flush      ucp_put_nbx + ucp_worker_flush_nbx, back to back. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+
+#include "peer.h"
+
+enum { AM_COUNT = 1, AM_ACK = 2 };
+#define BUF_BYTES (16u << 20)
+
+struct ux {
+    int          sock;
+    ucp_context_h ctx;
+    ucp_worker_h worker;
+    ucp_ep_h     ep;
+    ucp_mem_h    mem;
+    char        *local;   /* BUF_BYTES, registered; the put target */
+    uint64_t     remote;  /* peer's buffer address */
+    ucp_rkey_h   rkey;
+};
+
+static volatile uint64_t counted, acked;
+static uint64_t counted_due, acked_due;
+
+static void die(const char *what, ucs_status_t st)
+{
+    fprintf(stderr, "rqbench-ucx: %s: %s\n", what, ucs_status_string(st));
+    exit(1);
+}
+
+static void xfer_all(int fd, void *b, size_t n, int out)
+{
+    char *c = b;
+    while (n > 0) {
+        ssize_t k = out ? write(fd, c, n) : read(fd, c, n);
+        if (k <= 0) {
+            perror("rqbench-ucx: socketpair");
+            exit(1);
+        }
+        c += k;
+        n -= (size_t)k;
+    }
+}
+
+static void bcast(struct peer *p, int64_t *v)
+{
+    struct ux *u = p->u;
+    xfer_all(u->sock, v, sizeof *v, p->me == 0);
+}
+
+static void sync_both(struct peer *p)
+{
+    int64_t x = 0;
+    bcast(p, &x);
+}
+
+static ucs_status_t on_count(void *a, const void *h, size_t hl, void *d, size_t l,
+                             const ucp_am_recv_param_t *pr)
+{
+    (void)a; (void)h; (void)hl; (void)d; (void)l; (void)pr;
+    counted++;
+    return UCS_OK;
+}
+static ucs_status_t on_ack(void *a, const void *h, size_t hl, void *d, size_t l,
+                           const ucp_am_recv_param_t *pr)
+{
+    (void)a; (void)h; (void)hl; (void)d; (void)l; (void)pr;
+    acked++;
+    return UCS_OK;
+}
+
+static void wait_req(struct ux *u, ucs_status_ptr_t r, const char *what)
+{
+    if (r == NULL)
+        return;
+    if (UCS_PTR_IS_ERR(r))
+        die(what, UCS_PTR_STATUS(r));
+    while (ucp_request_check_status(r) == UCS_INPROGRESS)
+        ucp_worker_progress(u->worker);
+    ucp_request_free(r);
+}
+
+static void am_send(struct ux *u, unsigned id, const uint64_t *x)
+{
+    ucp_request_param_t prm = {0};
+    wait_req(u, ucp_am_send_nbx(u->ep, id, NULL, 0, x, x ? 8 : 0, &prm), "ucp_am_send_nbx");
+}
+
+static void wait_word(struct ux *u, volatile uint64_t *w, uint64_t v)
+{
+    while (*w < v)
+        ucp_worker_progress(u->worker);
+}
+
+static double latency(struct peer *p, void *arg)
+{
+    (void)arg;
+    struct ux *u = p->u;
+    uint64_t x = 1;
+    const int n = 1024;
+    sync_both(p);
+    uint64_t t0 = peer_now_ns();
+    for (int i = 0; i < n; i++) {
+        if (p->me == 0)
+            am_send(u, AM_COUNT, &x);
+        wait_word(u, &counted, ++counted_due);
+        if (p->me == 1)
+            am_send(u, AM_COUNT, &x);
+    }
+    return (double)(peer_now_ns() - t0) / n / 2;
+}
+
+static double rate(struct peer *p, void *arg)
+{
+    (void)arg;
+    struct ux *u = p->u;
+    const long n = 16384;
+    uint64_t x = 1;
+    double r = 0;
+    sync_both(p);
+    if (p->me == 0) {
+        ucs_status_ptr_t inflight[64];
+        int k = 0;
+        ucp_request_param_t prm = {0};
+        uint64_t t0 = peer_now_ns();
+        for (long i = 0; i < n; i++) {
+            ucs_status_ptr_t q = ucp_am_send_nbx(u->ep, AM_COUNT, NULL, 0, &x, 8, &prm);
+            if (UCS_PTR_IS_ERR(q))
+                die("am send", UCS_PTR_STATUS(q));
+            if (q != NULL)
+                inflight[k++] = q;
+            if (k == 64) {
+                for (int j = 0; j < k; j++)
+                    wait_req(u, inflight[j], "ucp_am_send_nbx");
+                k = 0;
+            }
+        }
+        for (int j = 0; j < k; j++)
+            wait_req(u, inflight[j], "ucp_am_send_nbx");
+        wait_word(u, &acked, ++acked_due);
+        r = n / (double)(peer_now_ns() - t0) * 1e3;
+    } else {
+        wait_word(u, &counted, counted_due += (uint64_t)n);
+        am_send(u, AM_ACK, NULL);
+    }
+    return r;
+}
+
+static void flush(struct ux *u)
+{
+    ucp_request_param_t prm = {0};
+    wait_req(u, ucp_worker_flush_nbx(u->worker, &prm), "ucp_worker_flush_nbx");
+}
+
+/* arg: array size (bandwidth, MB/s), or 0 for put 8B + flush (ns). */
+static double put(struct peer *p, void *arg)
+{
+    struct ux *u = p->u;
+    size_t len = *(const size_t *)arg;
+    double r = 0;
+    sync_both(p);
+    if (p->me == 0) {
+        ucp_request_param_t prm = {0};
+        uint64_t t0 = peer_now_ns();
+        if (len == 0) {
+            for (int i = 0; i < 1024; i++) {
+                wait_req(u, ucp_put_nbx(u->ep, u->local, 8, u->remote, u->rkey, &prm), "ucp_put_nbx");
+                flush(u);
+            }
+            r = (double)(peer_now_ns() - t0) / 1024;
+        } else {
+            long n = len >= (1u << 20) ? 16 : 256;
+            for (long i = 0; i < n; i++)
+                wait_req(u, ucp_put_nbx(u->ep, u->local, len, u->remote, u->rkey, &prm), "ucp_put_nbx");
+            flush(u);
+            r = (double)n * (double)len / (double)(peer_now_ns() - t0) * 1e3;
+        }
+    }
+    return r;
+}
+
+static void setup(struct ux *u)
+{
+    ucp_params_t pp = {.field_mask = UCP_PARAM_FIELD_FEATURES,
+                       .features = UCP_FEATURE_AM | UCP_FEATURE_RMA};
+    ucs_status_t st = ucp_init(&pp, NULL, &u->ctx);
+    if (st != UCS_OK)
+        die("ucp_init", st);
+    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                              .thread_mode = UCS_THREAD_MODE_SINGLE};
+    if ((st = ucp_worker_create(u->ctx, &wp, &u->worker)) != UCS_OK)
+        die("ucp_worker_create", st);
+    ucp_am_handler_param_t hp = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                                               UCP_AM_HANDLER_PARAM_FIELD_CB,
+                                 .id = AM_COUNT, .cb = on_count};
+    ucp_worker_set_am_recv_handler(u->worker, &hp);
+    hp.id = AM_ACK;
+    hp.cb = on_ack;
+    ucp_worker_set_am_recv_handler(u->worker, &hp);
+
+    ucp_address_t *addr;
+    size_t alen;
+    if ((st = ucp_worker_get_address(u->worker, &addr, &alen)) != UCS_OK)
+        die("ucp_worker_get_address", st);
+    size_t plen;
+    xfer_all(u->sock, &alen, sizeof alen, 1);
+    xfer_all(u->sock, addr, alen, 1);
+    xfer_all(u->sock, &plen, sizeof plen, 0);
+    void *peer_addr = malloc(plen);
+    xfer_all(u->sock, peer_addr, plen, 0);
+    ucp_worker_release_address(u->worker, addr);
+    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                          .address = peer_addr};
+    if ((st = ucp_ep_create(u->worker, &ep, &u->ep)) != UCS_OK)
+        die("ucp_ep_create", st);
+    free(peer_addr);
+
+    ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                                             UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+                               .length = BUF_BYTES, .flags = UCP_MEM_MAP_ALLOCATE};
+    if ((st = ucp_mem_map(u->ctx, &mp, &u->mem)) != UCS_OK)
+        die("ucp_mem_map", st);
+    ucp_mem_attr_t ma = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+    ucp_mem_query(u->mem, &ma);
+    u->local = ma.address;
+    memset(u->local, 1, BUF_BYTES);
+    void *rk;
+    size_t rklen, prk;
+    if ((st = ucp_rkey_pack(u->ctx, u->mem, &rk, &rklen)) != UCS_OK)
+        die("ucp_rkey_pack", st);
+    uint64_t mine = (uint64_t)(uintptr_t)u->local;
+    xfer_all(u->sock, &mine, sizeof mine, 1);
+    xfer_all(u->sock, &rklen, sizeof rklen, 1);
+    xfer_all(u->sock, rk, rklen, 1);
+    xfer_all(u->sock, &u->remote, sizeof u->remote, 0);
+    xfer_all(u->sock, &prk, sizeof prk, 0);
+    void *peer_rk = malloc(prk);
+    xfer_all(u->sock, peer_rk, prk, 0);
+    ucp_rkey_buffer_release(rk);
+    if ((st = ucp_ep_rkey_unpack(u->ep, peer_rk, &u->rkey)) != UCS_OK)
+        die("ucp_ep_rkey_unpack", st);
+    free(peer_rk);
+}
+
+static void teardown(struct peer *p, struct ux *u)
+{
+    sync_both(p);
+    ucp_rkey_destroy(u->rkey);
+    /* Both sides are done (sync_both above); a close that reports the
+     * peer's endpoint already gone is not an error here. */
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                               .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucs_status_ptr_t r = ucp_ep_close_nbx(u->ep, &prm);
+    if (UCS_PTR_IS_PTR(r)) {
+        while (ucp_request_check_status(r) == UCS_INPROGRESS)
+            ucp_worker_progress(u->worker);
+        ucp_request_free(r);
+    }
+    ucp_mem_unmap(u->ctx, u->mem);
+    ucp_worker_destroy(u->worker);
+    ucp_cleanup(u->ctx);
+}
+
+/* Pin to the i-th CPU this process may use. */
+static void pin(int i)
+{
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof all, &all) != 0)
+        return;
+    for (int c = 0, seen = 0; c < CPU_SETSIZE; c++) {
+        if (CPU_ISSET(c, &all) && seen++ == i) {
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            sched_setaffinity(0, sizeof one, &one);
+            return;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct peer p = {.impl = "ucx", .bcast = bcast};
+    struct ux u = {0};
+    if (peer_args(&p, argc, argv) != 0)
+        return 2;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        perror("rqbench-ucx: socketpair");
+        return 1;
+    }
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) {
+        perror("rqbench-ucx: fork");
+        return 1;
+    }
+    p.me = child == 0 ? 1 : 0;
+    u.sock = sv[p.me];
+    close(sv[1 - p.me]);
+    p.u = &u;
+    pin(p.me);
+    setup(&u);
+    struct rqb_summary s;
+    peer_measure(&p, latency, NULL, &s);
+    peer_row(&p, "latency 8B one-way", NAN, "ns", &s, "ucp_am_send_nbx ping-pong / 2");
+    peer_measure(&p, rate, NULL, &s);
+    peer_row(&p, "message rate 8B", NAN, "M/s", &s, "AM stream, <= 64 in flight");
+    static const size_t sizes[] = {4096, 65536, 1u << 20, 16u << 20};
+    for (int i = 0; i < 4; i++) {
+        size_t len = sizes[i];
+        peer_measure(&p, put, &len, &s);
+        peer_row(&p, "bandwidth", (double)len, "MB/s", &s, "ucp_put_nbx stream, one flush");
+    }
+    size_t zero = 0;
+    peer_measure(&p, put, &zero, &s);
+    peer_row(&p, "put 8B + flush", NAN, "ns", &s, "ucp_put_nbx + ucp_worker_flush_nbx");
+    teardown(&p, &u);
+    if (p.me == 1)
+        _exit(0);
+    int st = 0;
+    waitpid(child, &st, 0);
+    int rc = peer_emit(&p);
+    rqb_report_free(&p.rep);
+    return rc != 0 ? rc : (WIFEXITED(st) && WEXITSTATUS(st) == 0) ? 0 : 1;
+}
