@@ -257,10 +257,12 @@ int rqb_write_outputs(struct rqb_report *r, const struct rqb_opts *o, const char
         }
         return 0;
     }
-    printf("rqbench: %d ranks; ranks 0,1 on cpus %d,%d; placement %s (L = %.0f ns); "
-           "TSC %.2f GHz; clock read %.1f ns (subtracted)\n",
-           r->ranks, r->cpu0, r->cpu1, r->placement[0] ? r->placement : "?", r->line_ns,
-           r->tsc_ghz, r->timer_ns);
+    printf("rqbench: %d ranks; placement %s (L = %.0f ns)", r->ranks,
+           r->placement[0] ? r->placement : "?", r->line_ns);
+    if (r->tsc_ghz > 0) /* known in the measuring run, not in a merged one */
+        printf("; ranks 0,1 on cpus %d,%d; TSC %.2f GHz; clock read %.1f ns (subtracted)",
+               r->cpu0, r->cpu1, r->tsc_ghz, r->timer_ns);
+    printf("\n");
     printf("median [min .. max]; ci90%% = half-width of the median's 90%% confidence "
            "interval, %% of the median\n");
     rqb_report_text(stdout, r);
