@@ -110,6 +110,10 @@ void rqb_row_derived(struct rqb *b, const char *name, double param, const char *
 {
     if (b->me != 0)
         return;
+    if (!isfinite(v)) { /* e.g. a fit whose slope came out negative */
+        rqb_report_na(&b->rep, b->family, "librq", name, param, unit, "fit undefined");
+        return;
+    }
     struct rqb_summary s;
     rqb_summarize(&v, 1, 0.9, &s);
     s.min = s.max = NAN;
