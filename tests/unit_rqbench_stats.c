@@ -55,6 +55,29 @@ static void medians_and_ci(void)
     CHECK(isinf(s.ci_lo) && !rqb_converged(&s, 0.5));
 }
 
+/* The stopping rule: never before min_reps, at once at max_reps, and in
+ * between on convergence or on the budget. */
+static void stopping_rule(void)
+{
+    const struct rqb_rule r = {5, 8, 1.0, 0.05};
+    double v[RQB_MAX_SAMPLES];
+    struct rqb_summary s;
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        CHECK(!rqb_sample_and_decide(v, &n, 100, 99.0, &r, &s)); /* below min_reps */
+    CHECK(rqb_sample_and_decide(v, &n, 100, 0.0, &r, &s));      /* 5 equal: converged */
+    n = 0;
+    const double noisy[] = {100, 300, 50, 400, 10, 250, 60};
+    for (int i = 0; i < 7; i++)
+        CHECK(!rqb_sample_and_decide(v, &n, noisy[i], 0.0, &r, &s));
+    CHECK(rqb_sample_and_decide(v, &n, 70, 0.0, &r, &s)); /* max_reps */
+    CHECK_EQ(n, 8);
+    n = 0;
+    for (int i = 0; i < 4; i++)
+        rqb_sample_and_decide(v, &n, noisy[i], 0.0, &r, &s);
+    CHECK(rqb_sample_and_decide(v, &n, noisy[4], 2.0, &r, &s)); /* budget spent */
+}
+
 static void fits(void)
 {
     double x[8], y[8], c, b, r2;
@@ -126,6 +149,7 @@ static void csv_round_trip(void)
 int main(void)
 {
     medians_and_ci();
+    stopping_rule();
     fits();
     csv_round_trip();
     printf("unit_rqbench_stats: ok\n");

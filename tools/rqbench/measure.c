@@ -67,20 +67,16 @@ void rqb_delay_ns(uint64_t ns)
 
 void rqb_measure(struct rqb *b, const char *what, rqb_fn fn, void *arg, struct rqb_summary *s)
 {
-    enum { MAXV = 256 };
-    double v[MAXV];
-    int n = 0, max = b->o.max_reps < MAXV ? b->o.max_reps : MAXV;
+    const struct rqb_rule rule = {b->o.min_reps, b->o.max_reps, b->o.budget_s, b->o.rel};
+    double v[RQB_MAX_SAMPLES];
+    int n = 0;
     fn(b, arg); /* warm-up: caches, pages, branch predictors; discarded */
     uint64_t t0 = rqb_now_ns();
     for (;;) {
         double x = fn(b, arg);
         int64_t stop = 0;
         if (b->me == 0) {
-            v[n++] = x;
-            rqb_summarize(v, n, 0.90, s);
-            double spent = (double)(rqb_now_ns() - t0) * 1e-9;
-            stop = n >= max ||
-                   (n >= b->o.min_reps && (rqb_converged(s, b->o.rel) || spent > b->o.budget_s));
+            stop = rqb_sample_and_decide(v, &n, x, (double)(rqb_now_ns() - t0) * 1e-9, &rule, s);
             if (b->progress)
                 fprintf(stderr, "\rrqbench %s: %-40.40s rep %3d", b->family, what, n);
         }

@@ -83,6 +83,16 @@ int rqb_converged(const struct rqb_summary *s, double rel)
     return s->median - s->ci_lo <= tol && s->ci_hi - s->median <= tol;
 }
 
+int rqb_sample_and_decide(double *v, int *n, double x, double spent_s, const struct rqb_rule *r,
+                          struct rqb_summary *s)
+{
+    int max = r->max_reps < RQB_MAX_SAMPLES ? r->max_reps : RQB_MAX_SAMPLES;
+    v[(*n)++] = x;
+    rqb_summarize(v, *n, 0.90, s);
+    return *n >= max ||
+           (*n >= r->min_reps && (rqb_converged(s, r->rel) || spent_s > r->budget_s));
+}
+
 int rqb_linfit(const double *x, const double *y, int n, double *c, double *b, double *r2)
 {
     if (n < 2)

@@ -28,6 +28,19 @@ int rqb_median_ci_ranks(int n, double conf, int *lo, int *hi);
  * median on both sides. */
 int rqb_converged(const struct rqb_summary *s, double rel);
 
+/* The stopping rule of every repeat loop (rqbench and its peers). */
+#define RQB_MAX_SAMPLES 256
+struct rqb_rule {
+    int    min_reps, max_reps; /* max_reps is capped at RQB_MAX_SAMPLES */
+    double budget_s;           /* stop after min_reps once this much time was spent */
+    double rel;                /* stop after min_reps once the CI is within rel */
+};
+
+/* Append x to v (room for RQB_MAX_SAMPLES), summarize v into s, and return
+ * whether to stop, given spent_s seconds so far. */
+int rqb_sample_and_decide(double *v, int *n, double x, double spent_s, const struct rqb_rule *r,
+                          struct rqb_summary *s);
+
 /* Least-squares fit of y = c + b*x over n >= 2 points; *r2 gets the
  * coefficient of determination (may be NULL).  Returns 0, or -1 if the
  * x values are all equal or n < 2. */

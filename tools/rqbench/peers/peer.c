@@ -39,7 +39,8 @@ int peer_args(struct peer *p, int argc, char **argv)
 void peer_measure(struct peer *p, double (*fn)(struct peer *, void *), void *arg,
                   struct rqb_summary *s)
 {
-    double v[256];
+    const struct rqb_rule rule = {p->min_reps, p->max_reps, p->budget_s, 0.05};
+    double v[RQB_MAX_SAMPLES];
     int n = 0;
     fn(p, arg); /* warm-up */
     uint64_t t0 = peer_now_ns();
@@ -47,11 +48,7 @@ void peer_measure(struct peer *p, double (*fn)(struct peer *, void *), void *arg
         double x = fn(p, arg);
         int64_t stop = 0;
         if (p->me == 0) {
-            v[n++] = x;
-            rqb_summarize(v, n, 0.90, s);
-            double spent = (double)(peer_now_ns() - t0) * 1e-9;
-            stop = n >= p->max_reps || n >= 256 ||
-                   (n >= p->min_reps && (rqb_converged(s, 0.05) || spent > p->budget_s));
+            stop = rqb_sample_and_decide(v, &n, x, (double)(peer_now_ns() - t0) * 1e-9, &rule, s);
         }
         p->bcast(p, &stop);
         if (stop)
