@@ -39,8 +39,8 @@ rows=$(($(wc -l <"$dir/r.csv") - 1))
 if command -v jq >/dev/null; then
     [ "$(jq '.results | length' "$dir/r.json")" -eq "$rows" ] || fail "JSON and CSV disagree"
     [ "$(jq '.meta.ranks' "$dir/r.json")" -eq "$ranks" ] || fail "JSON meta.ranks"
-    jq -e '[.results[] | select(.n > 0 and .median == null)] | length == 0' "$dir/r.json" \
-        >/dev/null || fail "measured row without a median"
+    bad=$(jq -c '[.results[] | select(.n > 0 and .median == null)]' "$dir/r.json")
+    [ "$bad" = "[]" ] || fail "measured rows without a median: $bad"
 else
     echo "rqbench_output: jq not installed; JSON checked for shape only"
     grep -q '"results": \[' "$dir/r.json" || fail "no results array"
