@@ -9,6 +9,7 @@
 #include "rq.h"
 #include "core/config.h"
 #include "deliver/vbuf.h"
+#include "gas/gas.h"
 #include "net/shm.h"
 #include "net/shm_ring.h"
 
@@ -99,6 +100,9 @@ struct rq_ctx {
     uint64_t           barrier_arrived[RQI_BARRIER_ROUNDS];
     uint64_t           coll_seq;
     struct rqi_mail   *mail;
+
+    /* global address space (src/gas/gas.h) */
+    struct rqi_gas     gas;
 
     rq_stats_t         stats;
 };

@@ -45,6 +45,7 @@ static int attach_all(rq_ctx_t *ctx)
 
 static void ctx_free(rq_ctx_t *ctx)
 {
+    rqi_gas_fini(ctx);
     rqi_coll_fini(ctx);
     while (ctx->reasm != NULL) {
         struct rqi_reasm *n = ctx->reasm->next;
@@ -138,7 +139,9 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     rqi_vbuf_init(&ctx->vb, (size_t)ctx->cfg.v[RQI_CFG_VBUF_CHUNK_BYTES]);
     rqi_vbuf_init(&ctx->ob, (size_t)ctx->cfg.v[RQI_CFG_VBUF_CHUNK_BYTES]);
     rqi_coll_init(ctx);
-    if ((rc = attach_all(ctx)) != 0 || (rc = rqi_peers_open(&ctx->peers, &ctx->shm, ctx->rank)) != 0) {
+    if ((rc = attach_all(ctx)) != 0 ||
+        (rc = rqi_peers_open(&ctx->peers, &ctx->shm, ctx->rank)) != 0 ||
+        (rc = rqi_gas_init(ctx)) != 0) {
         ctx_free(ctx);
         return rc;
     }
@@ -152,9 +155,11 @@ int rq_finalize(rq_ctx_t *ctx)
         return RQ_EINVAL;
     if (ctx->in_handler)
         return RQ_EPERM;
-    /* Deliver every parked packet, then meet: nobody may still send to us
-     * once we unmap. */
-    int rc = 0;
+    /* Complete our global-address operations, deliver every parked
+     * packet, then meet: nobody may still send to us once we unmap (every
+     * rank completed its operations before the barrier, and proc-strategy
+     * service goes on inside it). */
+    int rc = rqi_gas_quiet(ctx);
     unsigned spins = 0;
     while (rc == 0 && ctx->ob.records != 0) {
         if (rq_poll(ctx) == 0 && ctx->ob.records != 0)

@@ -37,6 +37,24 @@ int main(void)
     CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "not a number"));
     setenv("RQ_RING_BYTES", "64k", 1);
     CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 && cfg.v[RQI_CFG_RING_BYTES] == 65536);
+    unsetenv("RQ_RING_BYTES");
+    /* A choice accepts its names and their indexes, nothing else. */
+    setenv("RQ_GAS_STRATEGY", "proc", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 &&
+          cfg.v[RQI_CFG_GAS_STRATEGY] == RQI_GAS_PROC);
+    setenv("RQ_GAS_STRATEGY", "np", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 && cfg.v[RQI_CFG_GAS_STRATEGY] == RQI_GAS_NP);
+    setenv("RQ_GAS_STRATEGY", "0", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 &&
+          cfg.v[RQI_CFG_GAS_STRATEGY] == RQI_GAS_DIRECT);
+    setenv("RQ_GAS_STRATEGY", "inject", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "one of its names"));
+    setenv("RQ_GAS_STRATEGY", "3", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "outside"));
+    char buf[16];
+    rqi_config_format(&rqi_cfg_vars[RQI_CFG_GAS_STRATEGY], RQI_GAS_NP, buf, sizeof buf);
+    CHECK(strcmp(buf, "np") == 0);
+    unsetenv("RQ_GAS_STRATEGY");
     printf("unit_config: ok\n");
     return 0;
 }

@@ -136,6 +136,10 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
             return 0;
         if (rqi_rx_pinned(ctx))
             return park(ctx, dst, d);
+        /* The rank we wait for may itself wait for our global-address
+         * service (proc strategy): serving never runs a handler. */
+        if (ctx->gas.strategy == RQI_GAS_PROC)
+            rqi_gas_serve(ctx);
         if ((rc = rqi_wait_step(ctx, &spins)) != 0)
             return rc;
     }
@@ -299,6 +303,10 @@ int rq_poll(rq_ctx_t *ctx)
 {
     if (RQI_UNLIKELY(ctx == NULL))
         return RQ_EINVAL;
+    /* proc strategy: global-address requests are served by whoever polls
+     * (no handler runs, so also inside a handler). */
+    if (ctx->gas.strategy == RQI_GAS_PROC)
+        rqi_gas_serve(ctx);
     if (RQI_UNLIKELY(ctx->in_handler))
         return 0; /* handlers are atomic: none runs inside another */
     if (RQI_UNLIKELY(ctx->ob.records != 0))

@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define KiB (1024ull)
 #define MiB (1024ull * KiB)
 #define GiB (1024ull * MiB)
+
+static const char *const gas_strategies[] = {"direct", "np", "proc", NULL};
 
 const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
@@ -30,6 +33,12 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         "allocation unit of the virtual buffer (demand-allocated)"},
     [RQI_CFG_KILL_GRACE_MS] = {"RQ_KILL_GRACE_MS", 1000, 0, 600000, 0,
         "rqrun: after a rank fails, SIGTERM the others, SIGKILL them after this"},
+    [RQI_CFG_GAS_STRATEGY] = {"RQ_GAS_STRATEGY", RQI_GAS_DIRECT, 0, 2, 0,
+        "who moves global-address data: direct (the initiator, through the mapped segment), "
+        "np (a progress thread per rank), proc (the target's thread when it polls)",
+        gas_strategies},
+    [RQI_CFG_NP_SPIN_US] = {"RQ_NP_SPIN_US", 50, 0, 1000000, 0,
+        "np strategy: microseconds the progress thread polls an idle job before it sleeps"},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)
@@ -57,28 +66,50 @@ int rqi_config_parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
+int rqi_config_parse_var(const struct rqi_cfg_var *var, const char *s, uint64_t *out,
+                         char *err, size_t errlen)
+{
+    uint64_t v = var->def;
+    int named = 0;
+    for (unsigned k = 0; var->names != NULL && var->names[k] != NULL; k++)
+        if (s != NULL && strcmp(s, var->names[k]) == 0) {
+            v = k;
+            named = 1;
+        }
+    if (s != NULL && !named && rqi_config_parse_u64(s, &v) != 0) {
+        snprintf(err, errlen, "%s=\"%s\" is not %s", var->name, s,
+                 var->names != NULL ? "one of its names" : "a number");
+        return -1;
+    }
+    if (v < var->min || v > var->max) {
+        snprintf(err, errlen, "%s=%llu is outside [%llu, %llu]", var->name,
+                 (unsigned long long)v, (unsigned long long)var->min,
+                 (unsigned long long)var->max);
+        return -1;
+    }
+    if (var->pow2 && (v & (v - 1)) != 0) {
+        snprintf(err, errlen, "%s=%llu is not a power of two", var->name,
+                 (unsigned long long)v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+void rqi_config_format(const struct rqi_cfg_var *var, uint64_t v, char *buf, size_t len)
+{
+    if (var->names != NULL && v <= var->max)
+        snprintf(buf, len, "%s", var->names[v]);
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
 int rqi_config_load(struct rqi_config *cfg, char *err, size_t errlen)
 {
     for (int i = 0; i < RQI_CFG_COUNT; i++) {
         const struct rqi_cfg_var *var = &rqi_cfg_vars[i];
-        const char *s = getenv(var->name);
-        uint64_t v = var->def;
-        if (s != NULL && rqi_config_parse_u64(s, &v) != 0) {
-            snprintf(err, errlen, "%s=\"%s\" is not a number", var->name, s);
+        if (rqi_config_parse_var(var, getenv(var->name), &cfg->v[i], err, errlen) != 0)
             return -1;
-        }
-        if (v < var->min || v > var->max) {
-            snprintf(err, errlen, "%s=%llu is outside [%llu, %llu]", var->name,
-                     (unsigned long long)v, (unsigned long long)var->min,
-                     (unsigned long long)var->max);
-            return -1;
-        }
-        if (var->pow2 && (v & (v - 1)) != 0) {
-            snprintf(err, errlen, "%s=%llu is not a power of two", var->name,
-                     (unsigned long long)v);
-            return -1;
-        }
-        cfg->v[i] = v;
     }
     return 0;
 }

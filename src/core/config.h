@@ -17,6 +17,8 @@ enum rqi_cfg_id {
     RQI_CFG_INIT_TIMEOUT_MS,
     RQI_CFG_VBUF_CHUNK_BYTES,
     RQI_CFG_KILL_GRACE_MS,
+    RQI_CFG_GAS_STRATEGY,
+    RQI_CFG_NP_SPIN_US,
     RQI_CFG_COUNT
 };
 
@@ -26,7 +28,12 @@ struct rqi_cfg_var {
     uint64_t    min, max;  /* accepted range (inclusive) */
     int         pow2;      /* must be a power of two */
     const char *help;
+    const char *const *names; /* non-NULL: a choice; the value is an index
+                                 into this NULL-terminated list */
 };
+
+/* RQ_GAS_STRATEGY values (see rq.h, global address space). */
+enum { RQI_GAS_DIRECT = 0, RQI_GAS_NP = 1, RQI_GAS_PROC = 2 };
 
 /* The table, indexed by enum rqi_cfg_id. */
 extern const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT];
@@ -42,8 +49,16 @@ struct rqi_config {
  * returns -1; else 0. */
 int rqi_config_load(struct rqi_config *cfg, char *err, size_t errlen);
 
-/* Parse one value as rqi_config_load does; 0 ok, -1 malformed. */
+/* Parse one number as rqi_config_load does; 0 ok, -1 malformed. */
 int rqi_config_parse_u64(const char *s, uint64_t *out);
+
+/* Parse the text s of variable var (a number, or one of its names) and
+ * check its range.  0 ok; else -1 and a message naming var in err. */
+int rqi_config_parse_var(const struct rqi_cfg_var *var, const char *s, uint64_t *out,
+                         char *err, size_t errlen);
+
+/* Write value v of var as text (a name for a choice) into buf. */
+void rqi_config_format(const struct rqi_cfg_var *var, uint64_t v, char *buf, size_t len);
 
 /* Variables that the launcher sets for each rank (documented, not tunable). */
 #define RQI_ENV_RANK   "RQ_RANK"

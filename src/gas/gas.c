@@ -1,9 +1,14 @@
-/* gas.c - global-address operations.  Segments exist (rq_segment,
- * rq_segment_peer, long active messages); the Split-C operations belong to
- * the global-address issue and return RQ_ENOTSUP until it lands.  Their
- * arguments are validated first, so callers get RQ_EINVAL/RQ_ERANGE for bad
- * input already. */
+/* gas.c - the global-address operations of the API: argument checks, the
+ * direct strategy (and every operation on one's own rank), and dispatch to
+ * the request/reply protocol of the np and proc strategies (gas_proto.c).
+ * The initiator checks bounds and alignment here; under np and proc the
+ * target checks them again on every packet (gas_proto.c). */
+#include <string.h>
+
 #include "ctx.h"
+#include "deliver/deliver.h"
+#include "gas/gas.h"
+#include "gas/region.h"
 
 int rq_segment(rq_ctx_t *ctx, void **base, size_t *size)
 {
@@ -21,66 +26,200 @@ void *rq_segment_peer(rq_ctx_t *ctx, int rank)
     return ctx->seg[rank];
 }
 
-static int range_check(const rq_ctx_t *ctx, int rank, uint64_t off, size_t len,
-                       const void *buf)
+/* A transfer described for both sides: the remote region (off, rstride)
+ * and the local buffer (buf, lstride), count blocks of elem bytes. */
+struct xfer {
+    int      peer;
+    uint64_t off, rstride;
+    char    *buf;
+    uint64_t lstride, elem, count;
+};
+
+/* Check a transfer; remote_written: the remote side is written (put,
+ * store).  0, RQ_EINVAL (bad rank, pointer, flags, overlapping written
+ * blocks) or RQ_ERANGE (outside the peer's segment). */
+static int xfer_check(const rq_ctx_t *ctx, const struct xfer *x, unsigned flags,
+                      int remote_written)
 {
-    if (ctx == NULL || rank < 0 || rank >= ctx->size || (len != 0 && buf == NULL))
+    if (ctx == NULL || x->peer < 0 || x->peer >= ctx->size || flags != 0)
         return RQ_EINVAL;
-    if (off > ctx->seg_bytes || len > ctx->seg_bytes - off)
+    if (x->elem == 0 || x->count == 0)
+        return x->off > ctx->seg_bytes ? RQ_ERANGE : 0; /* nothing to move */
+    int ovf;
+    rqi_region_bytes(x->elem, x->count, &ovf);
+    if (x->buf == NULL || ovf)
+        return RQ_EINVAL;
+    /* Written blocks must not overlap (the result would depend on order). */
+    if (x->count > 1 && ((remote_written && x->rstride < x->elem) ||
+                         (!remote_written && x->lstride < x->elem)))
+        return RQ_EINVAL;
+    if (!rqi_region_ok(x->off, x->rstride, x->elem, x->count, ctx->seg_bytes, 0))
         return RQ_ERANGE;
-    return RQ_ENOTSUP;
+    return 0;
+}
+
+static int in_place(const rq_ctx_t *ctx, int peer)
+{
+    return ctx->gas.strategy == RQI_GAS_DIRECT || peer == ctx->rank;
+}
+
+/* Direct: copy block by block through the mapped segment. */
+static void direct_copy(rq_ctx_t *ctx, const struct xfer *x, int to_remote)
+{
+    char *r = ctx->seg[x->peer] + x->off;
+    if (x->count == 1) {
+        if (to_remote)
+            memcpy(r, x->buf, x->elem);
+        else
+            memcpy(x->buf, r, x->elem);
+        return;
+    }
+    for (uint64_t i = 0; i < x->count; i++) {
+        if (to_remote)
+            memcpy(r + i * x->rstride, x->buf + i * x->lstride, x->elem);
+        else
+            memcpy(x->buf + i * x->lstride, r + i * x->rstride, x->elem);
+    }
+}
+
+static int do_put(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, int store)
+{
+    int rc = xfer_check(ctx, x, flags, 1);
+    if (rc != 0 || x->elem == 0 || x->count == 0)
+        return rc;
+    if (!in_place(ctx, x->peer))
+        return rqi_gas_send_put(ctx, x->peer, store, x->off, x->rstride, x->buf, x->lstride,
+                                x->elem, x->count);
+    direct_copy(ctx, x, 1);
+    if (store)
+        /* Releases the data to the target's load_acquire in rq_store_sync. */
+        atomic_fetch_add_explicit(&rqi_shm_area(&ctx->shm, (uint32_t)x->peer)->gas.stored,
+                                  x->elem * x->count, memory_order_release);
+    return 0;
+}
+
+static int do_get(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, uint32_t *slot)
+{
+    int rc = xfer_check(ctx, x, flags, 0);
+    if (rc != 0 || x->elem == 0 || x->count == 0)
+        return rc;
+    if (!in_place(ctx, x->peer))
+        return rqi_gas_send_get(ctx, x->buf, x->lstride, x->peer, x->off, x->rstride, x->elem,
+                                x->count, slot);
+    direct_copy(ctx, x, 0);
+    return 0;
 }
 
 int rq_put(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags)
 {
-    (void)flags;
-    return range_check(ctx, dst, off, len, src);
+    struct xfer x = {dst, off, len, (char *)src, len, len, 1};
+    return do_put(ctx, &x, flags, 0);
 }
-int rq_get(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len, unsigned flags)
-{
-    (void)flags;
-    return range_check(ctx, src_rank, off, len, dst);
-}
+
 int rq_store(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags)
 {
-    (void)flags;
-    return range_check(ctx, dst, off, len, src);
+    struct xfer x = {dst, off, len, (char *)src, len, len, 1};
+    return do_put(ctx, &x, flags, 1);
 }
-int rq_read(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len)
+
+int rq_get(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len, unsigned flags)
 {
-    return range_check(ctx, src_rank, off, len, dst);
+    struct xfer x = {src_rank, off, len, dst, len, len, 1};
+    return do_get(ctx, &x, flags, NULL);
 }
-int rq_write(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len)
-{
-    return range_check(ctx, dst, off, len, src);
-}
-int rq_sync(rq_ctx_t *ctx) { return ctx == NULL ? RQ_EINVAL : RQ_ENOTSUP; }
-int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes)
-{
-    (void)nbytes;
-    return ctx == NULL ? RQ_EINVAL : RQ_ENOTSUP;
-}
-int rq_all_store_sync(rq_ctx_t *ctx) { return ctx == NULL ? RQ_EINVAL : RQ_ENOTSUP; }
 
 int rq_put_strided(rq_ctx_t *ctx, int dst, uint64_t off, size_t dst_stride, const void *src,
                    size_t src_stride, size_t elem, size_t count, unsigned flags)
 {
-    (void)dst_stride; (void)src_stride; (void)elem; (void)count; (void)flags;
-    return range_check(ctx, dst, off, 0, src);
+    struct xfer x = {dst, off, dst_stride, (char *)src, src_stride, elem, count};
+    return do_put(ctx, &x, flags, 0);
 }
+
 int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, uint64_t off,
                    size_t src_stride, size_t elem, size_t count, unsigned flags)
 {
-    (void)dst_stride; (void)src_stride; (void)elem; (void)count; (void)flags;
-    return range_check(ctx, src_rank, off, 0, dst);
+    struct xfer x = {src_rank, off, src_stride, dst, dst_stride, elem, count};
+    return do_get(ctx, &x, flags, NULL);
 }
+
+int rq_sync(rq_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    return rqi_gas_quiet(ctx);
+}
+
+int rq_read(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len)
+{
+    struct xfer x = {src_rank, off, len, dst, len, len, 1};
+    uint32_t slot = UINT32_MAX;
+    int rc = do_get(ctx, &x, 0, &slot);
+    if (rc != 0 || slot == UINT32_MAX)
+        return rc;
+    return rqi_gas_wait_slot(ctx, slot, NULL);
+}
+
+int rq_write(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len)
+{
+    struct xfer x = {dst, off, len, (char *)src, len, len, 1};
+    int rc = do_put(ctx, &x, 0, 0);
+    if (rc != 0 || in_place(ctx, dst))
+        return rc;
+    return rqi_gas_quiet(ctx);
+}
+
 int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint64_t compare,
            uint64_t *old)
 {
-    (void)operand; (void)compare; (void)old;
-    if (op < RQ_AMO_FADD || op > RQ_AMO_FXOR)
+    if (ctx == NULL || dst < 0 || dst >= ctx->size || op < RQ_AMO_FADD || op > RQ_AMO_FXOR ||
+        (off & 7) != 0)
         return RQ_EINVAL;
-    if (ctx != NULL && (off & 7) != 0)
+    if (ctx->seg_bytes < 8 || off > ctx->seg_bytes - 8)
+        return RQ_ERANGE;
+    uint64_t v;
+    if (in_place(ctx, dst)) {
+        v = rqi_gas_amo_apply((_Atomic uint64_t *)(void *)(ctx->seg[dst] + off), op, operand,
+                              compare);
+    } else {
+        uint32_t slot;
+        int rc = rqi_gas_send_amo(ctx, dst, off, op, operand, compare, &slot);
+        if (rc == 0)
+            rc = rqi_gas_wait_slot(ctx, slot, &v);
+        if (rc != 0)
+            return rc;
+    }
+    if (old != NULL)
+        *old = v;
+    return 0;
+}
+
+int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes)
+{
+    if (ctx == NULL)
         return RQ_EINVAL;
-    return range_check(ctx, dst, off, 8, &op);
+    struct rqi_gas *g = &ctx->gas;
+    if (nbytes > UINT64_MAX - g->consumed)
+        return RQ_EINVAL;
+    const uint64_t want = g->consumed + nbytes;
+    unsigned spins = 0;
+    /* Pairs with the release RMW of whoever landed the stores. */
+    while (rqi_load_acquire(&g->area->stored) < want) {
+        int rc = (!ctx->in_handler && rq_poll(ctx) > 0) ? 0 : rqi_wait_step(ctx, &spins);
+        if (g->strategy == RQI_GAS_PROC)
+            rqi_gas_serve(ctx); /* also inside a handler, where rq_poll does not */
+        if (rc != 0)
+            return rc;
+    }
+    g->consumed = want;
+    return 0;
+}
+
+int rq_all_store_sync(rq_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    if (ctx->in_handler)
+        return RQ_EPERM;
+    int rc = rqi_gas_quiet(ctx);
+    return rc != 0 ? rc : rq_barrier(ctx);
 }

@@ -52,7 +52,7 @@ int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, char *err, siz
     uint32_t lanes = (uint32_t)cfg->v[RQI_CFG_LANES] < nranks ? (uint32_t)cfg->v[RQI_CFG_LANES]
                                                              : nranks;
     uint64_t seg = round_up(cfg->v[RQI_CFG_SEGMENT_SIZE], PAGE);
-    uint64_t stride = PAGE + lanes * ring + seg;
+    uint64_t stride = PAGE + (lanes + RQI_GAS_RINGS) * ring + seg;
     uint64_t total = PAGE + stride * nranks;
 
     int fd = memfd_create("rq-job", MFD_CLOEXEC);
@@ -100,7 +100,8 @@ int rqi_shm_attach(int fd, struct rqi_shm *shm, char *err, size_t errlen)
     if (probe.magic != RQI_JOB_MAGIC || probe.version != RQI_JOB_VERSION ||
         probe.nranks == 0 || probe.nranks > RQI_MAX_RANKS || probe.ranks_off != PAGE ||
         probe.nlanes == 0 || probe.nlanes > RQI_MAX_LANES || probe.nlanes > probe.nranks ||
-        probe.rank_stride != PAGE + probe.nlanes * probe.ring_bytes + probe.seg_bytes ||
+        probe.rank_stride !=
+            PAGE + (probe.nlanes + RQI_GAS_RINGS) * probe.ring_bytes + probe.seg_bytes ||
         probe.total_bytes != PAGE + probe.rank_stride * probe.nranks ||
         probe.ring_bytes < 4096 || (probe.ring_bytes & (probe.ring_bytes - 1)) != 0 ||
         probe.medium_max > rqi_shm_medium_max(probe.ring_bytes, UINT64_MAX)) {

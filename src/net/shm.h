@@ -9,11 +9,15 @@
  * Layout (every offset page aligned):
  *   [job header page]
  *   rank r at ranks_off + r * rank_stride:
- *     [control page: tail and head of each lane, pid, departed]
+ *     [control page: tail and head of each ring, pid, departed, the
+ *      global-address counters]
  *     [inbound lanes: nlanes * ring_bytes]
+ *     [global-address rings: request, reply: 2 * ring_bytes]
  *     [segment: seg_bytes]
- * Per-receiver memory is nlanes <= RQ_LANES rings, whatever the number of
- * ranks.
+ * Per-receiver memory is nlanes + 2 <= RQ_LANES + 2 rings, whatever the
+ * number of ranks.  The global-address rings carry the np and proc
+ * strategies' requests and replies (src/gas/gas_proto.c); under the direct
+ * strategy their pages are never touched, so never allocated.
  *
  * ORDERING: header fields are written by the creator before any rank is
  * started (fork/exec orders them).  attached/departed are counters every
@@ -34,9 +38,11 @@
 #include "net/shm_ring.h"
 
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
-#define RQI_JOB_VERSION 1u
+#define RQI_JOB_VERSION 2u
 #define RQI_MAX_RANKS   4096u
 #define RQI_MAX_LANES   16u
+#define RQI_GAS_RINGS   2u  /* per rank, after its lanes: request, reply */
+enum { RQI_GAS_REQ = 0, RQI_GAS_REP = 1 };
 
 struct rqi_job_hdr {
     uint64_t magic;
@@ -56,10 +62,21 @@ struct rqi_job_hdr {
     _Atomic uint32_t first_dead; /* rank + 1 of the first rank seen dead (CAS from 0) */
 };
 
+/* Global-address counters of one rank (see src/gas/gas.h for who writes
+ * them and how they are ordered).  Each on its own cache line: stored is
+ * bumped by every rank storing into us, np_sleep by our progress thread. */
+struct rqi_gas_area {
+    _Alignas(RQI_CACHELINE) _Atomic uint64_t stored;   /* bytes stored into this rank */
+    _Alignas(RQI_CACHELINE) _Atomic uint32_t np_sleep; /* futex word: 1 = np asleep */
+    _Alignas(RQI_CACHELINE) char end_[1];
+};
+
 struct rqi_rank_area {
     struct rqi_ring_ctrl ring[RQI_MAX_LANES];
+    struct rqi_ring_ctrl gas_ring[RQI_GAS_RINGS];
     _Alignas(RQI_CACHELINE) _Atomic int32_t pid;
     _Atomic uint32_t departed; /* set by its owner after rq_finalize's barrier */
+    struct rqi_gas_area gas;
 };
 
 struct rqi_shm {
@@ -88,9 +105,14 @@ static inline char *rqi_shm_lane(const struct rqi_shm *s, uint32_t r, uint32_t l
 {
     return (char *)rqi_shm_area(s, r) + 4096 + lane * s->hdr->ring_bytes;
 }
+/* Global-address ring k (RQI_GAS_REQ, RQI_GAS_REP) of rank r. */
+static inline char *rqi_shm_gas_ring(const struct rqi_shm *s, uint32_t r, uint32_t k)
+{
+    return rqi_shm_lane(s, r, s->hdr->nlanes + k);
+}
 static inline char *rqi_shm_segment(const struct rqi_shm *s, uint32_t r)
 {
-    return rqi_shm_lane(s, r, s->hdr->nlanes);
+    return rqi_shm_lane(s, r, s->hdr->nlanes + RQI_GAS_RINGS);
 }
 _Static_assert(sizeof(struct rqi_rank_area) <= 4096, "rank control fits its page");
 

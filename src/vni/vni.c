@@ -35,5 +35,6 @@ int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
     out->buffer_bytes_now = ctx->vb.bytes_now;
     out->buffer_bytes_max = ctx->vb.bytes_max;
     out->parked = ctx->parked;
+    out->rejected += atomic_load_explicit(&ctx->gas.rejected, memory_order_relaxed);
     return 0;
 }

@@ -22,15 +22,15 @@ int main(int argc, char **argv)
         const struct rqi_cfg_var *v = &rqi_cfg_vars[i];
         const char *s = getenv(v->name);
         uint64_t cur = v->def;
-        char curs[40];
-        if (s != NULL && (rqi_config_parse_u64(s, &cur) != 0 || cur < v->min || cur > v->max ||
-                          (v->pow2 && (cur & (cur - 1)) != 0))) {
+        char curs[40], defs[24], err[160];
+        if (rqi_config_parse_var(v, s, &cur, err, sizeof err) != 0) {
             snprintf(curs, sizeof curs, "INVALID(%.24s)", s);
             bad = 1;
         } else {
-            snprintf(curs, sizeof curs, "%llu", (unsigned long long)cur);
+            rqi_config_format(v, cur, curs, sizeof curs);
         }
-        printf("%-22s %-12llu %-12s %s\n", v->name, (unsigned long long)v->def, curs, v->help);
+        rqi_config_format(v, v->def, defs, sizeof defs);
+        printf("%-22s %-12s %-12s %s\n", v->name, defs, curs, v->help);
     }
     printf("\nset by rqrun for each rank: %s, %s, %s\n", RQI_ENV_RANK, RQI_ENV_SIZE,
            RQI_ENV_JOB_FD);
