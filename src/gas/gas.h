@@ -26,11 +26,11 @@
  *                 main thread: load_acquire in rq_sync.  On another cache
  *                 line than issued, so the np thread bumping it does not
  *                 steal the line the main thread writes per operation.
- *   slot.busy     main: relaxed store of 1 after filling the slot, before
- *                 the request's publish (store_release(seq)), which carries
- *                 the slot contents to the server through the target's
- *                 reply; server: store_release(0) after writing the data;
- *                 main: load_acquire before reading results or reusing it.
+ *   slot.busy     main: store_release(1) after filling the slot (the
+ *                 request's publish follows); server: load_acquire before
+ *                 reading the slot for a reply, store_release(0) after
+ *                 writing the data or old value; main: load_acquire before
+ *                 reading results or reusing the slot.
  *   area->stored  bumped with a release RMW by whoever lands a store (the
  *                 initiator under direct, the target's server otherwise)
  *                 after the data; load_acquire in rq_store_sync.
@@ -50,6 +50,30 @@
 #include "core/atomics.h"
 #include "net/shm.h"
 #include "net/shm_ring.h"
+
+/* ThreadSanitizer sees the threads of one process only.  Segment memory
+ * is ordered across processes (a reply, a barrier, an active message from
+ * another rank), a chain it cannot follow, so the server's accesses to our
+ * own segment are left out of its tracking (RQI_TSAN_SEGMENT_BEGIN/END);
+ * everything the main thread and the np thread share inside the process
+ * (slots, counters, the service lock, get buffers) stays checked. */
+#if defined(__SANITIZE_THREAD__)
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+void AnnotateIgnoreSyncBegin(const char *file, int line);
+void AnnotateIgnoreSyncEnd(const char *file, int line);
+#define RQI_TSAN_SEGMENT_BEGIN()                                                         \
+    (AnnotateIgnoreReadsBegin(__FILE__, __LINE__), AnnotateIgnoreWritesBegin(__FILE__, __LINE__), \
+     AnnotateIgnoreSyncBegin(__FILE__, __LINE__))
+#define RQI_TSAN_SEGMENT_END()                                                           \
+    (AnnotateIgnoreSyncEnd(__FILE__, __LINE__), AnnotateIgnoreWritesEnd(__FILE__, __LINE__), \
+     AnnotateIgnoreReadsEnd(__FILE__, __LINE__))
+#else
+#define RQI_TSAN_SEGMENT_BEGIN() ((void)0)
+#define RQI_TSAN_SEGMENT_END()   ((void)0)
+#endif
 
 #define RQI_GAS_SLOTS 1024u /* outstanding gets and AMOs per rank */
 

@@ -126,8 +126,9 @@ static struct rqi_gas_slot *reply_slot(rq_ctx_t *ctx, const struct rqi_pkt *p, c
     if (a[0] >= RQI_GAS_SLOTS)
         return NULL;
     struct rqi_gas_slot *s = &g->slot[a[0]];
-    /* busy and the fields were set before the request left (see gas.h). */
-    if (rqi_load_relaxed(&s->busy) == 0 || s->gen != (uint32_t)a[1] ||
+    /* Pairs with the main thread's store_release(busy, 1) after it filled
+     * the slot. */
+    if (rqi_load_acquire(&s->busy) == 0 || s->gen != (uint32_t)a[1] ||
         s->peer != (int)p->src || (s->dst == NULL) != amo)
         return NULL;
     return s;
@@ -255,8 +256,10 @@ static int handle_request(rq_ctx_t *ctx, struct rqi_pkt *p, uint64_t pos, int on
         if ((a[0] & 7) != 0 || a[0] > ctx->seg_bytes - 8 || a[1] < RQ_AMO_FADD ||
             a[1] > RQ_AMO_FXOR || len != 0)
             return -1;
+        RQI_TSAN_SEGMENT_BEGIN();
         uint64_t old = rqi_gas_amo_apply((_Atomic uint64_t *)(void *)(seg + a[0]), (int)a[1],
                                          a[2], a[3]);
+        RQI_TSAN_SEGMENT_END();
         reply_small(ctx, src, RQI_GOP_OLD, a[4], a[5], old, on_main);
         return 0;
     }
@@ -271,7 +274,9 @@ static int handle_request(rq_ctx_t *ctx, struct rqi_pkt *p, uint64_t pos, int on
             rqi_ring_rx_release(rx, p, pos);
             return -1;
         }
+        RQI_TSAN_SEGMENT_BEGIN();
         rqi_region_copy(seg + a[0], a[1], a[2], a[3], a[4], rqi_pkt_payload(p), len, 1);
+        RQI_TSAN_SEGMENT_END();
         rqi_ring_rx_release(rx, p, pos);
         if (op == RQI_GOP_STORE)
             /* Releases the stored bytes to rq_store_sync's load_acquire. */
@@ -293,7 +298,9 @@ static int handle_request(rq_ctx_t *ctx, struct rqi_pkt *p, uint64_t pos, int on
         ra[0] = a[4];
         ra[1] = a[5];
         ra[2] = at;
+        RQI_TSAN_SEGMENT_BEGIN();
         rqi_region_copy(seg + a[0], a[1], a[2], a[3], at, rqi_pkt_payload(r), n, 0);
+        RQI_TSAN_SEGMENT_END();
         rqi_ring_tx_publish(r, rpos);
         at += n;
     }
@@ -449,8 +456,8 @@ int rqi_gas_send_get(rq_ctx_t *ctx, char *dst, uint64_t dst_stride, int src_rank
     s->dst_stride = dst_stride;
     s->elem = elem;
     s->total = elem * count;
-    /* Relaxed: the request's publish below releases the slot's contents. */
-    rqi_store_relaxed(&s->busy, 1u);
+    /* Releases the slot's contents to the server's load_acquire(busy). */
+    rqi_store_release(&s->busy, 1u);
     issue_one(&ctx->gas);
     uint64_t pos;
     struct rqi_pkt *p = request_reserve(ctx, src_rank, RQI_GOP_GET, 0, &pos, &rc);
@@ -480,7 +487,7 @@ int rqi_gas_send_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t oper
         return rc;
     s->dst = NULL; /* marks an AMO slot */
     s->total = 8;
-    rqi_store_relaxed(&s->busy, 1u);
+    rqi_store_release(&s->busy, 1u);
     issue_one(&ctx->gas);
     uint64_t pos;
     struct rqi_pkt *p = request_reserve(ctx, dst, RQI_GOP_AMO, 0, &pos, &rc);
