@@ -307,6 +307,8 @@ int rq_poll(rq_ctx_t *ctx)
      * (no handler runs, so also inside a handler). */
     if (ctx->gas.strategy == RQI_GAS_PROC)
         rqi_gas_serve(ctx);
+    else if (ctx->gas.strategy == RQI_GAS_NP && !rqi_load_relaxed(&ctx->gas.np_active))
+        rqi_gas_help(ctx);
     if (RQI_UNLIKELY(ctx->in_handler))
         return 0; /* handlers are atomic: none runs inside another */
     if (RQI_UNLIKELY(ctx->ob.records != 0))

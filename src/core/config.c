@@ -39,6 +39,9 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         gas_strategies},
     [RQI_CFG_NP_SPIN_US] = {"RQ_NP_SPIN_US", 50, 0, 1000000, 0,
         "np strategy: microseconds the progress thread polls an idle job before it sleeps"},
+    [RQI_CFG_NP_CPU_OFFSET] = {"RQ_NP_CPU_OFFSET", 0, 0, 4096, 0,
+        "np strategy: run the progress thread this many CPUs after its rank's CPU "
+        "(0: wherever the rank may run, sharing its core when bound)"},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

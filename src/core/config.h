@@ -19,6 +19,7 @@ enum rqi_cfg_id {
     RQI_CFG_KILL_GRACE_MS,
     RQI_CFG_GAS_STRATEGY,
     RQI_CFG_NP_SPIN_US,
+    RQI_CFG_NP_CPU_OFFSET,
     RQI_CFG_COUNT
 };
 

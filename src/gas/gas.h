@@ -40,6 +40,11 @@
  *                 a request is never left unnoticed by a sleeping thread.
  *   service_lock  exchange(acquire) / store_release: whoever holds it is
  *                 the consumer of both rings and the producer of replies.
+ *   np_active     np thread: relaxed stores (0 before it sleeps, 1 once it
+ *                 runs again); main thread: a relaxed load in rq_poll that
+ *                 only decides whether to try the service lock.  A polling
+ *                 main thread thus covers for a sleeping (or descheduled)
+ *                 network processor.
  */
 #ifndef RQI_GAS_H
 #define RQI_GAS_H
@@ -108,6 +113,8 @@ struct rqi_gas {
     uint32_t next_slot;
     _Alignas(RQI_CACHELINE) _Atomic uint64_t completed; /* server */
     _Atomic uint64_t rejected;    /* server: malformed packets dropped */
+    _Atomic int np_active;        /* np thread: 0 while it sleeps (or is not
+                                     yet back on a CPU); rq_poll then serves */
     _Alignas(RQI_CACHELINE) _Atomic int service_lock;
 
     struct rqi_ring_rx rx[RQI_GAS_RINGS];  /* our request and reply rings */
@@ -115,6 +122,7 @@ struct rqi_gas {
     struct rqi_ring_tx *rep_tx;            /* each rank's reply ring (server) */
     struct rqi_gas_slot *slot;             /* RQI_GAS_SLOTS */
 
+    int np_cpu;                   /* CPU to pin the np thread to, or -1 */
     pthread_t np_thread;
     int np_running;
     _Atomic int np_stop;
@@ -128,6 +136,9 @@ void rqi_gas_fini(struct rq_ctx *ctx);
 /* Serve both rings once (proc strategy: from rq_poll).  Returns the number
  * of packets handled. */
 int rqi_gas_serve(struct rq_ctx *ctx);
+/* np strategy, from rq_poll while the np thread sleeps: serve unless
+ * somebody else is serving (service lock). */
+int rqi_gas_help(struct rq_ctx *ctx);
 /* Wait until every operation this rank issued has completed. */
 int rqi_gas_quiet(struct rq_ctx *ctx);
 

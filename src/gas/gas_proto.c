@@ -347,6 +347,11 @@ static int serve_locked(rq_ctx_t *ctx, int on_main)
     return n;
 }
 
+int rqi_gas_help(rq_ctx_t *ctx)
+{
+    return serve_locked(ctx, 1);
+}
+
 /* ---- the main thread's side ----------------------------------------- */
 
 /* One step of a main-thread wait for global-address progress: run
@@ -561,6 +566,8 @@ static void np_sleep(rq_ctx_t *ctx)
     atomic_store(&a->np_sleep, 1u);
     atomic_thread_fence(memory_order_seq_cst);
     int empty = rings_empty(ctx);
+    if (empty)
+        rqi_store_relaxed(&g->np_active, 0);
     rqi_store_release(&g->service_lock, 0);
     if (empty && !rqi_load_acquire(&g->np_stop) && !job_failed(ctx)) {
         /* The timeout bounds the cost of any wake-up we could miss. */
@@ -568,12 +575,22 @@ static void np_sleep(rq_ctx_t *ctx)
         futex(&a->np_sleep, FUTEX_WAIT, 1u, &ts);
     }
     atomic_store(&a->np_sleep, 0u);
+    rqi_store_relaxed(&g->np_active, 1);
 }
 
 static void *np_main(void *arg)
 {
     rq_ctx_t *ctx = arg;
     struct rqi_gas *g = &ctx->gas;
+    if (g->np_cpu >= 0) {
+        /* A core of its own, as the paper's network processor has: beyond
+         * the rank's own binding, so set on this thread only.  Best effort
+         * (a cpuset may forbid it). */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(g->np_cpu, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
     const uint64_t spin_ns = ctx->cfg.v[RQI_CFG_NP_SPIN_US] * 1000u;
     uint64_t idle_since = mono_ns();
     unsigned idle = 0;
@@ -635,6 +652,11 @@ int rqi_gas_init(rq_ctx_t *ctx)
         rx->batch = nslots / 8;
     }
     if (g->strategy == RQI_GAS_NP && ctx->size > 1) {
+        rqi_store_relaxed(&g->np_active, 1);
+        const uint64_t k = ctx->cfg.v[RQI_CFG_NP_CPU_OFFSET];
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        int cpu = sched_getcpu();
+        g->np_cpu = k != 0 && ncpu > 0 && cpu >= 0 ? (int)(((uint64_t)cpu + k) % (uint64_t)ncpu) : -1;
         if (pthread_create(&g->np_thread, NULL, np_main, ctx) != 0)
             return RQ_ENOMEM;
         g->np_running = 1;

@@ -74,6 +74,9 @@ double rqb_cacheline_oneway_ns(struct rqb *b, long iters);
 double rqb_twoline_oneway_ns(struct rqb *b, long iters);
 double rqb_raw_ring_rate(struct rqb *b, long slots);
 void   rqb_limits(struct rqb *b, int full);
+/* Single-core memcpy bandwidth (MB/s) of *(size_t *)arg bytes on rank 0
+ * (an rqb_fn). */
+double rqb_memcpy_bw(struct rqb *b, void *arg);
 
 /* Benchmark families (subcommands). */
 int rqb_fam_am(struct rqb *b);

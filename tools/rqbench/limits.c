@@ -142,7 +142,7 @@ double rqb_raw_ring_rate(struct rqb *b, long n)
 
 /* Single-core memcpy bandwidth (MB/s) between two private buffers of
  * *arg bytes, on rank 0; the others wait in the broadcast that follows. */
-static double memcpy_bw(struct rqb *b, void *arg)
+double rqb_memcpy_bw(struct rqb *b, void *arg)
 {
     size_t len = *(const size_t *)arg;
     if (b->me != 0)
@@ -216,7 +216,7 @@ void rqb_limits(struct rqb *b, int full)
     }
     static const size_t sizes[] = {1u << 20, 16u << 20};
     for (int i = 0; i < (full ? 2 : 1); i++) {
-        rqb_measure(b, "memcpy", memcpy_bw, (void *)&sizes[i], &s);
+        rqb_measure(b, "memcpy", rqb_memcpy_bw, (void *)&sizes[i], &s);
         if (b->me == 0)
             rqb_report_add(&b->rep, "limits", "limit", "memcpy bandwidth, one core",
                            (double)sizes[i], "MB/s", &s, "private buffers on rank 0");
