@@ -250,18 +250,89 @@ RQ_API int rq_segment(rq_ctx_t *ctx, void **base, size_t *size);
  * caller orders them.  Thread-safe. */
 RQ_API void *rq_segment_peer(rq_ctx_t *ctx, int rank);
 
-/* The operations below belong to the global-address issue and return
- * RQ_ENOTSUP until it lands (arguments are still validated first). */
+/* Global-address operations (Split-C).  A global address is (rank,
+ * offset into that rank's segment).  Who moves the data is chosen per job
+ * by RQ_GAS_STRATEGY (the same program gives the same results under each):
+ *   direct  the initiator copies through the peer's mapped segment (the
+ *           default on shared memory; nothing runs at the target);
+ *   np      a progress thread per rank (the "network processor") serves
+ *           requests; the main thread never has to poll for them;
+ *   proc    the target's own thread serves requests whenever it is inside
+ *           librq (rq_poll and every blocking call).
+ * Operations on one's own rank are always done in place.
+ *
+ * Arguments, for all of them: ranks in [0, rq_size); local buffers
+ * non-NULL unless the length is 0; flags must be 0 (reserved); the remote
+ * bytes must lie inside the target's segment: RQ_ERANGE otherwise (also
+ * for an offset past the end with length 0).  The initiator checks; under
+ * np and proc the target checks every request again and drops (and
+ * counts, rq_stats().rejected) any that fail.  A transfer of 0 bytes does
+ * nothing and returns 0.
+ *
+ * Completion semantics:
+ *   source reuse  the source buffer of a put, store or strided put may be
+ *                 reused as soon as the call returns (the data has been
+ *                 copied into the target or into the request packets).
+ *   puts          complete remotely (visible to any reader at the target)
+ *                 when rq_sync returns; under direct already at return.
+ *   gets          the destination buffer holds the data when rq_sync
+ *                 returns; do not read or reuse it before.
+ *   stores        land at the target without any initiator waiting; the
+ *                 target learns of them through its byte counter
+ *                 (rq_store_sync); rq_sync also waits for the initiator's
+ *                 stores to land.
+ *   ordering      operations are not ordered with one another, nor with
+ *                 active messages from the same initiator: call rq_sync
+ *                 before an active message that announces a put ("data is
+ *                 ready"), or use stores and rq_store_sync.
+ *   blocking      rq_read, rq_write, rq_amo, rq_sync, rq_store_sync and
+ *                 rq_all_store_sync block; while they wait they run
+ *                 handlers (outside a handler) and serve global-address
+ *                 requests (proc).  rq_put/rq_get/rq_store block only
+ *                 while the target's request ring is full.
+ * Thread safety: like every call on a context, one thread at a time. */
+
+/* rq_put - copy len bytes from src to dst's segment at off.  Split-phase:
+ * complete remotely at rq_sync.  0, RQ_EINVAL, RQ_ERANGE, RQ_EPEER,
+ * RQ_ENOMEM. */
 RQ_API int rq_put(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags);
+/* rq_get - copy len bytes from src_rank's segment at off into dst.
+ * Split-phase: dst is filled when rq_sync returns.  Returns as rq_put. */
 RQ_API int rq_get(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len, unsigned flags);
+/* rq_store - a put that the target counts: every byte landed adds one to
+ * the target's store counter (see rq_store_sync).  Returns as rq_put. */
 RQ_API int rq_store(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags);
+/* rq_sync - wait until every put, get, store and AMO this rank issued has
+ * completed (puts and stores remotely).  Blocks.  0, RQ_EINVAL, RQ_EPEER. */
 RQ_API int rq_sync(rq_ctx_t *ctx);
+/* rq_store_sync - wait until at least nbytes more bytes have been stored
+ * into this rank (by anyone) than earlier rq_store_sync calls consumed,
+ * then consume nbytes.  The stored data is visible when it returns.
+ * Blocks (nbytes 0: returns at once).  0, RQ_EINVAL (NULL, or a count that
+ * would overflow), RQ_EPEER. */
 RQ_API int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes);
+/* rq_all_store_sync - collective: returns once every store any rank issued
+ * before calling it has landed (an rq_sync, then a barrier).  It consumes
+ * nothing: pair it with rq_store_sync only if the counts are known.
+ * Blocks.  0, RQ_EINVAL, RQ_EPERM (inside a handler), RQ_EPEER. */
 RQ_API int rq_all_store_sync(rq_ctx_t *ctx);
+/* rq_read - blocking get: dst holds the data at return.  Returns as
+ * rq_put. */
 RQ_API int rq_read(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len);
+/* rq_write - blocking put: the data is visible at the target at return.
+ * Waits for every outstanding operation of this rank (an rq_sync).
+ * Returns as rq_put. */
 RQ_API int rq_write(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len);
+/* rq_put_strided - count blocks of elem bytes: block i goes from
+ * src + i*src_stride to dst's segment at off + i*dst_stride.  Written
+ * blocks may not overlap (dst_stride >= elem when count > 1: RQ_EINVAL);
+ * the source may (a stride of 0 repeats one block).  Many small blocks
+ * travel packed in few packets (np, proc).  Completion as rq_put. */
 RQ_API int rq_put_strided(rq_ctx_t *ctx, int dst, uint64_t off, size_t dst_stride, const void *src,
                    size_t src_stride, size_t elem, size_t count, unsigned flags);
+/* rq_get_strided - the converse: block i comes from src_rank's segment at
+ * off + i*src_stride into dst + i*dst_stride (dst_stride >= elem when
+ * count > 1).  Completion as rq_get. */
 RQ_API int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, uint64_t off,
                    size_t src_stride, size_t elem, size_t count, unsigned flags);
 #define RQ_AMO_FADD  1
@@ -270,6 +341,14 @@ RQ_API int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_r
 #define RQ_AMO_FAND  4
 #define RQ_AMO_FOR   5
 #define RQ_AMO_FXOR  6
+/* rq_amo - atomically apply op to the 64-bit word at dst's segment + off
+ * (8-byte aligned) and return the value it held before in *old (old may be
+ * NULL):  FADD w += operand;  SWAP w = operand;  CSWAP w = operand if
+ * w == compare (*old tells whether it happened);  FAND/FOR/FXOR w op=
+ * operand.  Blocks until done.  AMOs on one word are linearizable, whatever
+ * the strategy and the ranks issuing them; plain loads and stores of the
+ * word are not atomic with respect to them.  0, RQ_EINVAL (bad rank, op,
+ * or alignment), RQ_ERANGE, RQ_EPEER. */
 RQ_API int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint64_t compare,
            uint64_t *old);
 

@@ -25,7 +25,8 @@ static void forge(rq_ctx_t *ctx, int dst, unsigned k, unsigned op, unsigned narg
         rq_poll(ctx);
     memset((char *)p + 8, 0, (size_t)n * RQI_SLOT_BYTES - 8);
     rqi_pkt_write_header(p, ctx->job32, (uint32_t)ctx->rank, op, 0, nargs, RQI_PK_INLINE, len, n, 0);
-    memcpy(rqi_pkt_args(p), args, 8u * nargs);
+    if (nargs != 0)
+        memcpy(rqi_pkt_args(p), args, 8u * nargs);
     memset(rqi_pkt_payload(p), CANARY ^ 0xff, len);
     if (tweak != NULL)
         tweak(p);
