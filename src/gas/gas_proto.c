@@ -449,6 +449,25 @@ static struct rqi_gas_slot *slot_take(rq_ctx_t *ctx, int peer, uint32_t *idx, in
     return s;
 }
 
+/* Send a payload-less request of six words to rank r (GET, AMO), after
+ * marking its slot busy and counting it issued. */
+static int slot_request(rq_ctx_t *ctx, int r, unsigned op, struct rqi_gas_slot *s,
+                        const uint64_t w[6])
+{
+    int rc = 0;
+    /* Releases the slot's contents to the server's load_acquire(busy). */
+    rqi_store_release(&s->busy, 1u);
+    issue_one(&ctx->gas);
+    uint64_t pos;
+    struct rqi_pkt *p = request_reserve(ctx, r, op, 0, &pos, &rc);
+    if (p == NULL)
+        return rc;
+    memcpy(rqi_pkt_args(p), w, 6 * sizeof *w);
+    rqi_ring_tx_publish(p, pos);
+    doorbell(ctx, r);
+    return 0;
+}
+
 int rqi_gas_send_get(rq_ctx_t *ctx, char *dst, uint64_t dst_stride, int src_rank, uint64_t off,
                      uint64_t src_stride, uint64_t elem, uint64_t count, uint32_t *slot_out)
 {
@@ -461,22 +480,9 @@ int rqi_gas_send_get(rq_ctx_t *ctx, char *dst, uint64_t dst_stride, int src_rank
     s->dst_stride = dst_stride;
     s->elem = elem;
     s->total = elem * count;
-    /* Releases the slot's contents to the server's load_acquire(busy). */
-    rqi_store_release(&s->busy, 1u);
-    issue_one(&ctx->gas);
-    uint64_t pos;
-    struct rqi_pkt *p = request_reserve(ctx, src_rank, RQI_GOP_GET, 0, &pos, &rc);
-    if (p == NULL)
+    const uint64_t w[6] = {off, src_stride, elem, count, i, s->gen};
+    if ((rc = slot_request(ctx, src_rank, RQI_GOP_GET, s, w)) != 0)
         return rc;
-    uint64_t *a = rqi_pkt_args(p);
-    a[0] = off;
-    a[1] = src_stride;
-    a[2] = elem;
-    a[3] = count;
-    a[4] = i;
-    a[5] = s->gen;
-    rqi_ring_tx_publish(p, pos);
-    doorbell(ctx, src_rank);
     if (slot_out != NULL)
         *slot_out = i;
     return 0;
@@ -492,21 +498,9 @@ int rqi_gas_send_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t oper
         return rc;
     s->dst = NULL; /* marks an AMO slot */
     s->total = 8;
-    rqi_store_release(&s->busy, 1u);
-    issue_one(&ctx->gas);
-    uint64_t pos;
-    struct rqi_pkt *p = request_reserve(ctx, dst, RQI_GOP_AMO, 0, &pos, &rc);
-    if (p == NULL)
+    const uint64_t w[6] = {off, (uint64_t)op, operand, compare, i, s->gen};
+    if ((rc = slot_request(ctx, dst, RQI_GOP_AMO, s, w)) != 0)
         return rc;
-    uint64_t *a = rqi_pkt_args(p);
-    a[0] = off;
-    a[1] = (uint64_t)op;
-    a[2] = operand;
-    a[3] = compare;
-    a[4] = i;
-    a[5] = s->gen;
-    rqi_ring_tx_publish(p, pos);
-    doorbell(ctx, dst);
     *slot_out = i;
     return 0;
 }
