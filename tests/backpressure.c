@@ -7,6 +7,7 @@
  * are pinned: sends are parked, nothing deadlocks, order holds.
  * Needs 2 ranks. */
 #define _DEFAULT_SOURCE
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -63,9 +64,15 @@ int main(int argc, char **argv)
     rq_handler_register(ctx, H_FLOOD, on_flood, NULL, 0);
     CHECK_EQ(rq_barrier(ctx), 0);
 
-    /* (1) non-blocking until full */
+    /* (1) non-blocking until full.  Rank 1 may still be inside the barrier,
+     * polling, when rank 0 leaves it; a packet it drains then frees ring
+     * space after rank 0 has seen the ring full.  So rank 1 raises a flag in
+     * its segment once it has stopped polling, and rank 0 waits for it. */
     uint64_t committed = 0;
+    _Atomic uint64_t *quiet = (_Atomic uint64_t *)rq_segment_peer(ctx, 1);
     if (me == 0) {
+        while (atomic_load_explicit(quiet, memory_order_acquire) == 0)
+            ;
         for (;;) {
             uint64_t a = committed;
             int rc = rq_request(ctx, 1, H_SEQ, &a, 1, NULL, 0, RQ_NONBLOCK);
@@ -84,6 +91,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof src; i++)
             CHECK(peer[4096 + i] == 0);
     } else {
+        atomic_store_explicit(quiet, 1, memory_order_release);
         usleep(200000); /* not polling: rank 0 fills our ring */
     }
     CHECK_EQ(rq_allreduce(ctx, &committed, &committed, 1, RQ_UINT64, RQ_SUM), 0);
