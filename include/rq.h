@@ -402,6 +402,8 @@ typedef struct rq_stats {
     uint64_t mode_switches, overflow_stops, rejected;
     /* librq extensions to the contract's fields */
     uint64_t parked;                /* sends parked in the outbox (see below) */
+    uint64_t interrupts;            /* interrupt deliveries by the progress thread */
+    uint64_t revocations;           /* atomicity-timer expiries that buffered packets */
 } rq_stats_t;
 
 /* rq_stats - this rank's counters since rq_init.  direct: delivered in

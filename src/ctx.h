@@ -12,6 +12,7 @@
 #include "gas/gas.h"
 #include "net/shm.h"
 #include "net/shm_ring.h"
+#include "vni/vni.h"
 
 /* Internal handler ids (RQI_PF_SYSTEM packets). */
 enum {
@@ -59,7 +60,6 @@ struct rq_ctx {
     uint32_t           job32;
     uint64_t           hdr_w0;       /* header word 1 of our packets: job | src << 32 */
     int                in_handler;
-    int                atomic_depth;
     int                failed;       /* sticky: a peer died or the ring broke */
     uint64_t           medium_max;
     uint64_t           seg_bytes;
@@ -103,6 +103,10 @@ struct rq_ctx {
 
     /* global address space (src/gas/gas.h) */
     struct rqi_gas     gas;
+
+    /* virtual network interface: progress thread, atomicity, overflow
+     * control (src/vni/vni.h) */
+    struct rqi_vni     vni;
 
     rq_stats_t         stats;
 };

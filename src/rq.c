@@ -45,6 +45,7 @@ static int attach_all(rq_ctx_t *ctx)
 
 static void ctx_free(rq_ctx_t *ctx)
 {
+    rqi_vni_fini(ctx);
     rqi_gas_fini(ctx);
     rqi_coll_fini(ctx);
     while (ctx->reasm != NULL) {
@@ -141,7 +142,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     rqi_coll_init(ctx);
     if ((rc = attach_all(ctx)) != 0 ||
         (rc = rqi_peers_open(&ctx->peers, &ctx->shm, ctx->rank)) != 0 ||
-        (rc = rqi_gas_init(ctx)) != 0) {
+        (rc = rqi_gas_init(ctx)) != 0 || (rc = rqi_vni_init(ctx)) != 0) {
         ctx_free(ctx);
         return rc;
     }
@@ -153,8 +154,11 @@ int rq_finalize(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
-    if (ctx->in_handler)
+    if (ctx->in_handler || rqi_vni_on_progress)
         return RQ_EPERM;
+    /* The progress thread stops first: from here on this thread alone
+     * owns the context. */
+    rqi_vni_fini(ctx);
     /* Complete our global-address operations, deliver every parked
      * packet, then meet: nobody may still send to us once we unmap (every
      * rank completed its operations before the barrier, and proc-strategy
@@ -162,7 +166,7 @@ int rq_finalize(rq_ctx_t *ctx)
     int rc = rqi_gas_quiet(ctx);
     unsigned spins = 0;
     while (rc == 0 && ctx->ob.records != 0) {
-        if (rq_poll(ctx) == 0 && ctx->ob.records != 0)
+        if (rqi_poll(ctx) == 0 && ctx->ob.records != 0)
             rc = rqi_wait_step(ctx, &spins);
     }
     if (rc == 0)

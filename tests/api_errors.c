@@ -122,7 +122,13 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_atomic_end(ctx), 0);
     CHECK_EQ(rq_interrupts(ctx, 7), RQ_EINVAL);
     CHECK_EQ(rq_interrupts(ctx, RQ_INTR_OFF), 0);
-    CHECK_EQ(rq_interrupts(ctx, RQ_INTR_SELECTIVE), RQ_ENOTSUP);
+    CHECK_EQ(rq_interrupts(ctx, -1), RQ_EINVAL);
+    CHECK_EQ(rq_interrupts(NULL, RQ_INTR_OFF), RQ_EINVAL);
+    CHECK_EQ(rq_interrupts(ctx, RQ_INTR_SELECTIVE), 0);
+    CHECK_EQ(rq_interrupts(ctx, RQ_INTR_ALL), 0);
+    CHECK_EQ(rq_interrupts(ctx, RQ_INTR_OFF), 0);
+    CHECK_EQ(rq_atomic_begin(NULL), RQ_EINVAL);
+    CHECK_EQ(rq_atomic_end(NULL), RQ_EINVAL);
     rq_stats_t st;
     CHECK_EQ(rq_stats(ctx, NULL), RQ_EINVAL);
     CHECK_EQ(rq_stats(ctx, &st), 0);

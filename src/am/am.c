@@ -19,7 +19,17 @@ struct pkt_desc {
                              LONG: bytes copied into the target segment */
     size_t          len;
     uint64_t        ext[3]; /* LONG: off, len; FRAG: msg id, total, offset */
+    unsigned        sflags; /* the caller's send flags (RQ_INTERRUPT) */
 };
+
+/* After a publish: the target may want an interrupt for it (one load of a
+ * read-mostly line while no rank has interrupts on). */
+static RQI_ALWAYS_INLINE void note_sent(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag,
+                                        unsigned pflags, unsigned sflags)
+{
+    if (RQI_UNLIKELY(rqi_load_relaxed(&ctx->shm.hdr->intr_ranks) != 0))
+        rqi_vni_sent(ctx, dst, qid, tag, pflags, sflags);
+}
 
 static inline size_t desc_inline_len(const struct pkt_desc *d)
 {
@@ -65,6 +75,7 @@ static RQI_ALWAYS_INLINE int try_write(rq_ctx_t *ctx, int dst, const struct pkt_
     if (p == NULL)
         return RQ_EAGAIN;
     write_packet(ctx, dst, p, pos, n, d);
+    note_sent(ctx, dst, d->qid, d->tag, d->pflags, d->sflags);
     return 0;
 }
 
@@ -76,7 +87,8 @@ static void outbox_flush(rq_ctx_t *ctx, int dst)
     while ((r = rqi_vfifo_head(f)) != NULL) {
         struct pkt_desc d = {r->kind, r->qid, r->tag, r->flags & RQI_PF_SYSTEM, r->nargs,
                              r->args, r->data, r->len,
-                             {r->args[r->nargs], r->args[r->nargs + 1], r->args[r->nargs + 2]}};
+                             {r->args[r->nargs], r->args[r->nargs + 1], r->args[r->nargs + 2]},
+                             (r->flags & RQI_VR_INTR) ? RQ_INTERRUPT : 0u};
         if (try_write(ctx, dst, &d) != 0)
             return;
         rqi_vbuf_pop(&ctx->ob, f);
@@ -99,7 +111,7 @@ static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
     r->nargs = (uint8_t)d->nargs; /* the 3 words after the args hold ext */
     r->tag = d->tag;
     r->qid = (uint16_t)d->qid;
-    r->flags = (uint8_t)d->pflags;
+    r->flags = (uint8_t)(d->pflags | ((d->sflags & RQ_INTERRUPT) ? RQI_VR_INTR : 0u));
     r->kind = d->kind;
     for (unsigned i = 0; i < d->nargs; i++)
         r->args[i] = d->args[i];
@@ -119,10 +131,17 @@ static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
  * senders would wait forever, so the packet is parked instead. */
 static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc *d, int nonblock)
 {
-    unsigned spins = 0;
+    unsigned spins = 0, kicks = 0;
     for (;;) {
         if (ctx->failed)
             return RQ_EPEER;
+        /* Overflow control: the job is stopped (src/vni/overflow.c). */
+        if (RQI_UNLIKELY(rqi_load_relaxed(&ctx->shm.hdr->overflow_ranks) != 0) &&
+            !ctx->in_handler && !rqi_vni_on_progress && !ctx->vni.ovf_member) {
+            int rc = rqi_overflow_wait(ctx);
+            if (rc != 0)
+                return rc;
+        }
         outbox_flush(ctx, dst);
         if (rqi_vfifo_head(&ctx->outbox[dst]) == NULL && try_write(ctx, dst, d) == 0)
             return 0;
@@ -136,6 +155,10 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
             return 0;
         if (rqi_rx_pinned(ctx))
             return park(ctx, dst, d);
+        /* Start dst's atomicity timer, and again now and then while we
+         * wait: its progress thread buffers what dst does not drain. */
+        if ((kicks++ & 1023u) == 0)
+            rqi_vni_full(ctx, dst);
         /* The rank we wait for may itself wait for our global-address
          * service (proc strategy): serving never runs a handler. */
         if (ctx->gas.strategy == RQI_GAS_PROC)
@@ -157,15 +180,16 @@ static RQI_ALWAYS_INLINE int send_packet(rq_ctx_t *ctx, int dst, const struct pk
  * the first carrying the args; the receiver reassembles them. */
 static RQI_NOINLINE int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag,
                                         unsigned pflags, const uint64_t *args, unsigned nargs,
-                                        const void *data, size_t len, int nonblock)
+                                        const void *data, size_t len, unsigned flags)
 {
+    const int nonblock = (flags & RQ_NONBLOCK) != 0;
     if (len > RQI_FRAG_MAX)
         return RQ_EINVAL;
     uint64_t id = ctx->next_msg_id++;
     for (size_t off = 0; off < len;) {
         size_t chunk = len - off < ctx->medium_max ? len - off : ctx->medium_max;
         struct pkt_desc d = {RQI_PK_FRAG, qid, tag, pflags, off == 0 ? nargs : 0, args,
-                             (const char *)data + off, chunk, {id, len, off}};
+                             (const char *)data + off, chunk, {id, len, off}, flags};
         /* Only the first fragment may be refused: after it, the message is
          * committed and the rest must follow. */
         int rc = send_packet(ctx, dst, &d, nonblock && off == 0);
@@ -184,10 +208,11 @@ static RQI_ALWAYS_INLINE int send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned
         return RQ_EPEER;
     int nonblock = (flags & RQ_NONBLOCK) != 0;
     if (RQI_LIKELY(len <= ctx->medium_max)) {
-        struct pkt_desc d = {RQI_PK_INLINE, qid, tag, pflags, nargs, args, data, len, {0, 0, 0}};
+        struct pkt_desc d = {RQI_PK_INLINE, qid, tag, pflags, nargs, args, data, len, {0, 0, 0},
+                             flags};
         return send_packet(ctx, dst, &d, nonblock);
     }
-    return send_fragmented(ctx, dst, qid, tag, pflags, args, nargs, data, len, nonblock);
+    return send_fragmented(ctx, dst, qid, tag, pflags, args, nargs, data, len, flags);
 }
 
 int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
@@ -216,12 +241,10 @@ int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned 
 /* The hot path: a short or in-place medium request to a destination with
  * no parked packets, when its ring has room.  Everything else (full ring,
  * outbox, fragments) takes the general path, which behaves the same. */
-int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
-               unsigned nargs, const void *data, size_t len, unsigned flags)
+static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
+                                     const uint64_t *args, unsigned nargs, const void *data,
+                                     size_t len, unsigned flags)
 {
-    if (RQI_UNLIKELY(send_check(ctx, dst, args, nargs, data, len, flags) != 0 ||
-                     handler >= RQ_MAX_HANDLERS))
-        return RQ_EINVAL;
     if (RQI_LIKELY(len <= ctx->medium_max && !ctx->failed &&
                    rqi_vfifo_head(&ctx->outbox[dst]) == NULL)) {
         unsigned n = (unsigned)((sizeof(struct rqi_pkt) + 8u * nargs + len + RQI_SLOT_BYTES - 1) /
@@ -242,10 +265,20 @@ int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                 memcpy(a + nargs, data, len);
             rqi_ring_tx_publish(p, pos);
             ctx->stats.sent++;
+            note_sent(ctx, dst, RQ_AM_QUEUE, handler, 0, flags);
             return 0;
         }
     }
     return send(ctx, dst, RQ_AM_QUEUE, handler, 0, args, nargs, data, len, flags);
+}
+
+int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+               unsigned nargs, const void *data, size_t len, unsigned flags)
+{
+    if (RQI_UNLIKELY(send_check(ctx, dst, args, nargs, data, len, flags) != 0 ||
+                     handler >= RQ_MAX_HANDLERS))
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, request(ctx, dst, handler, args, nargs, data, len, flags));
 }
 
 int rq_reply(rq_ctx_t *ctx, const rq_msg_t *req, unsigned handler, const uint64_t *args,
@@ -270,8 +303,8 @@ int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *ar
     if (ctx->failed)
         return RQ_EPEER;
     struct pkt_desc d = {RQI_PK_LONG, RQ_AM_QUEUE, handler, 0, nargs, args, src, len,
-                         {dst_off, len, 0}};
-    return send_packet(ctx, dst, &d, (flags & RQ_NONBLOCK) != 0);
+                         {dst_off, len, 0}, flags};
+    RQI_GUARDED(ctx, send_packet(ctx, dst, &d, (flags & RQ_NONBLOCK) != 0));
 }
 
 int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
@@ -279,9 +312,12 @@ int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
 {
     if (ctx == NULL || id >= RQ_MAX_HANDLERS || (flags & ~RQ_HF_INTERRUPT) != 0)
         return RQ_EINVAL;
+    /* Bracketed: the progress thread may be reading the table. */
+    rqi_vni_enter(&ctx->vni, ctx);
     ctx->handlers[id].fn = fn;
     ctx->handlers[id].arg = arg;
     ctx->handlers[id].flags = flags;
+    rqi_vni_leave(&ctx->vni, ctx);
     return 0;
 }
 
@@ -303,6 +339,11 @@ int rq_poll(rq_ctx_t *ctx)
 {
     if (RQI_UNLIKELY(ctx == NULL))
         return RQ_EINVAL;
+    RQI_GUARDED(ctx, rqi_poll(ctx));
+}
+
+int rqi_poll(rq_ctx_t *ctx)
+{
     /* proc strategy: global-address requests are served by whoever polls
      * (no handler runs, so also inside a handler). */
     if (ctx->gas.strategy == RQI_GAS_PROC)
@@ -392,7 +433,7 @@ int rq_wait_until(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_leas
     if (ctx->in_handler)
         return RQ_EPERM;
     struct word_wait w = {word, at_least};
-    return rqi_poll_until(ctx, word_reached, &w);
+    RQI_GUARDED(ctx, rqi_poll_until(ctx, word_reached, &w));
 }
 
 size_t rq_medium_max(const rq_ctx_t *ctx)

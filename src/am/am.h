@@ -16,6 +16,9 @@ int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags
              const uint64_t *args, unsigned nargs, const void *data, size_t len,
              unsigned flags);
 
+/* rq_poll without the call bracket (the caller owns the context). */
+int rqi_poll(rq_ctx_t *ctx);
+
 /* Poll until cond(ctx, arg) holds: run handlers while waiting, spin and
  * then yield (rqi_wait_step), fail with RQ_EPEER when a peer dies. */
 static inline int rqi_poll_until(rq_ctx_t *ctx, int (*cond)(rq_ctx_t *, const void *),
@@ -23,7 +26,7 @@ static inline int rqi_poll_until(rq_ctx_t *ctx, int (*cond)(rq_ctx_t *, const vo
 {
     unsigned spins = 0;
     while (!cond(ctx, arg)) {
-        if (rq_poll(ctx) > 0) {
+        if (rqi_poll(ctx) > 0) {
             spins = 0;
             continue;
         }

@@ -89,7 +89,7 @@ int rqi_barrier(rq_ctx_t *ctx)
     return 0;
 }
 
-int rq_barrier(rq_ctx_t *ctx)
+static int barrier_body(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
@@ -161,7 +161,7 @@ static int bcast(rq_ctx_t *ctx, uint64_t seq, int root, void *buf, size_t len)
     return 0;
 }
 
-int rq_broadcast(rq_ctx_t *ctx, int root, void *buf, size_t len)
+static int broadcast_body(rq_ctx_t *ctx, int root, void *buf, size_t len)
 {
     if (ctx == NULL || root < 0 || root >= ctx->size || (len != 0 && buf == NULL))
         return RQ_EINVAL;
@@ -188,7 +188,7 @@ static void combine(void *acc, const void *in, size_t count, int dtype, int op)
     }
 }
 
-int rq_allreduce(rq_ctx_t *ctx, const void *in, void *out, size_t count, int dtype, int op)
+static int allreduce_body(rq_ctx_t *ctx, const void *in, void *out, size_t count, int dtype, int op)
 {
     if (ctx == NULL || (count != 0 && (in == NULL || out == NULL)) ||
         (dtype != RQ_INT64 && dtype != RQ_UINT64 && dtype != RQ_DOUBLE) ||
@@ -224,4 +224,28 @@ int rq_allreduce(rq_ctx_t *ctx, const void *in, void *out, size_t count, int dty
         }
     }
     return bcast(ctx, seq, 0, out, len);
+}
+
+/* Public entry points: each bracketed against the progress thread
+ * (src/vni/vni.h). */
+
+int rq_barrier(rq_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, barrier_body(ctx));
+}
+
+int rq_broadcast(rq_ctx_t *ctx, int root, void *buf, size_t len)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, broadcast_body(ctx, root, buf, len));
+}
+
+int rq_allreduce(rq_ctx_t *ctx, const void *in, void *out, size_t count, int dtype, int op)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, allreduce_body(ctx, in, out, count, dtype, op));
 }

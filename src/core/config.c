@@ -42,6 +42,18 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_NP_CPU_OFFSET] = {"RQ_NP_CPU_OFFSET", 0, 0, 4096, 0,
         "np strategy: run the progress thread this many CPUs after its rank's CPU "
         "(0: wherever the rank may run, sharing its core when bound)"},
+    [RQI_CFG_ATOMIC_TIMEOUT_US] = {"RQ_ATOMIC_TIMEOUT_US", 1000, 0, 60000000, 0,
+        "atomicity timer: a blocked sender's target that has not drained its inbound lanes "
+        "for this long has them moved into its virtual buffer by its progress thread (0: never)"},
+    [RQI_CFG_VBUF_MAX] = {"RQ_VBUF_MAX", 0, 0, UINT64_MAX, 0,
+        "most bytes a rank's virtual buffer may hold (0: unlimited); beyond it packets stay "
+        "in the lanes and senders wait"},
+    [RQI_CFG_OVERFLOW_BYTES] = {"RQ_OVERFLOW_BYTES", 64 * MiB, 4 * KiB, UINT64_MAX, 0,
+        "overflow control: a virtual buffer above this while the node is low on memory "
+        "stops the job's senders until the buffers drain"},
+    [RQI_CFG_OVERFLOW_FREE_BYTES] = {"RQ_OVERFLOW_FREE_BYTES", 0, 0, UINT64_MAX, 0,
+        "overflow control: the node is low on memory below this much MemAvailable "
+        "(0: a tenth of physical memory)"},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

@@ -87,6 +87,8 @@ static int reasm_add(rq_ctx_t *ctx, struct rqi_pkt *p)
     if (e->offset == 0) {
         if (r != NULL)
             return RQI_PKT_REJECT; /* a second first fragment */
+        if (!rqi_vbuf_room(&ctx->vb, e->total))
+            return RQ_ENOMEM; /* RQ_VBUF_MAX: the fragment waits in the lane */
         r = calloc(1, sizeof *r);
         char *buf = malloc(e->total);
         if (r == NULL || buf == NULL) {

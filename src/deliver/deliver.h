@@ -113,14 +113,19 @@ static inline void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_m
     m->rqi_pad = 0;
 }
 
-/* Keep the direct/buffered mode and its switch counter current. */
+/* Keep the direct/buffered mode and its switch counter current, and
+ * overflow control's view of the buffer (src/vni/overflow.c). */
 static inline void rqi_mode_update(rq_ctx_t *ctx)
 {
     int b = ctx->vb.records != 0;
     if (b != ctx->buffered_mode) {
         ctx->buffered_mode = b;
         ctx->stats.mode_switches++;
+        if (!b && ctx->vni.ovf_member)
+            rqi_overflow_leave(ctx);
     }
+    if (RQI_UNLIKELY(ctx->vb.bytes_now > ctx->vni.ovf_bytes) && !ctx->vni.ovf_member)
+        rqi_overflow_check(ctx);
 }
 
 #endif

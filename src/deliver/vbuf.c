@@ -50,7 +50,7 @@ struct rqi_vrec *rqi_vbuf_push(struct rqi_vbuf *vb, struct rqi_vfifo *f, unsigne
                                size_t inline_len)
 {
     size_t need = rec_size(nargs, inline_len);
-    if (need > UINT32_MAX)
+    if (need > UINT32_MAX || !rqi_vbuf_room(vb, need))
         return NULL;
     struct rqi_vchunk *c = f->last;
     if (c == NULL || c->cap - c->wr < need) {

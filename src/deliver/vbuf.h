@@ -16,6 +16,7 @@
 
 #define RQI_VBUF_CACHE 4
 #define RQI_VR_OWNED  0x80u /* data is a malloc'd block freed on pop */
+#define RQI_VR_INTR   0x40u /* parked send made with RQ_INTERRUPT */
 
 struct rqi_vrec {
     uint32_t bytes;   /* record size in its chunk */
@@ -48,14 +49,22 @@ struct rqi_vbuf {
     uint64_t           records;    /* in all FIFOs */
     uint64_t           bytes_now;  /* records + owned payloads */
     uint64_t           bytes_max;
+    uint64_t           limit;      /* most bytes_now may reach; 0: unlimited */
 };
 
 void rqi_vbuf_init(struct rqi_vbuf *vb, size_t chunk_bytes);
 /* Free every chunk of every FIFO given and the cache. */
 void rqi_vbuf_destroy(struct rqi_vbuf *vb, struct rqi_vfifo *fifos, unsigned nfifos);
 
+/* Nonzero when n more bytes stay within the limit. */
+static inline int rqi_vbuf_room(const struct rqi_vbuf *vb, uint64_t n)
+{
+    return vb->limit == 0 || (n <= vb->limit && vb->bytes_now <= vb->limit - n);
+}
+
 /* Append a record with room for nargs args and inline_len payload bytes;
- * rec->data points at the inline room.  NULL when out of memory. */
+ * rec->data points at the inline room.  NULL when out of memory or past
+ * the limit. */
 struct rqi_vrec *rqi_vbuf_push(struct rqi_vbuf *vb, struct rqi_vfifo *f, unsigned nargs,
                                size_t inline_len);
 /* Account an owned payload of len bytes attached to a pushed record. */

@@ -5,6 +5,7 @@
  * target checks them again on every packet (gas_proto.c). */
 #include <string.h>
 
+#include "am/am.h"
 #include "ctx.h"
 #include "deliver/deliver.h"
 #include "gas/gas.h"
@@ -110,46 +111,46 @@ static int do_get(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, uint32_t 
     return 0;
 }
 
-int rq_put(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags)
+static int put_body(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags)
 {
     struct xfer x = {dst, off, len, (char *)src, len, len, 1};
     return do_put(ctx, &x, flags, 0);
 }
 
-int rq_store(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags)
+static int store_body(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags)
 {
     struct xfer x = {dst, off, len, (char *)src, len, len, 1};
     return do_put(ctx, &x, flags, 1);
 }
 
-int rq_get(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len, unsigned flags)
+static int get_body(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len, unsigned flags)
 {
     struct xfer x = {src_rank, off, len, dst, len, len, 1};
     return do_get(ctx, &x, flags, NULL);
 }
 
-int rq_put_strided(rq_ctx_t *ctx, int dst, uint64_t off, size_t dst_stride, const void *src,
+static int put_strided_body(rq_ctx_t *ctx, int dst, uint64_t off, size_t dst_stride, const void *src,
                    size_t src_stride, size_t elem, size_t count, unsigned flags)
 {
     struct xfer x = {dst, off, dst_stride, (char *)src, src_stride, elem, count};
     return do_put(ctx, &x, flags, 0);
 }
 
-int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, uint64_t off,
+static int get_strided_body(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, uint64_t off,
                    size_t src_stride, size_t elem, size_t count, unsigned flags)
 {
     struct xfer x = {src_rank, off, src_stride, dst, dst_stride, elem, count};
     return do_get(ctx, &x, flags, NULL);
 }
 
-int rq_sync(rq_ctx_t *ctx)
+static int sync_body(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
     return rqi_gas_quiet(ctx);
 }
 
-int rq_read(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len)
+static int read_body(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len)
 {
     struct xfer x = {src_rank, off, len, dst, len, len, 1};
     uint32_t slot = UINT32_MAX;
@@ -159,7 +160,7 @@ int rq_read(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len)
     return rqi_gas_wait_slot(ctx, slot, NULL);
 }
 
-int rq_write(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len)
+static int write_body(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len)
 {
     struct xfer x = {dst, off, len, (char *)src, len, len, 1};
     int rc = do_put(ctx, &x, 0, 0);
@@ -168,7 +169,7 @@ int rq_write(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len)
     return rqi_gas_quiet(ctx);
 }
 
-int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint64_t compare,
+static int amo_body(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint64_t compare,
            uint64_t *old)
 {
     if (ctx == NULL || dst < 0 || dst >= ctx->size || op < RQ_AMO_FADD || op > RQ_AMO_FXOR ||
@@ -193,7 +194,7 @@ int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint6
     return 0;
 }
 
-int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes)
+static int store_sync_body(rq_ctx_t *ctx, uint64_t nbytes)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
@@ -204,7 +205,7 @@ int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes)
     unsigned spins = 0;
     /* Pairs with the release RMW of whoever landed the stores. */
     while (rqi_load_acquire(&g->area->stored) < want) {
-        int rc = (!ctx->in_handler && rq_poll(ctx) > 0) ? 0 : rqi_wait_step(ctx, &spins);
+        int rc = (!ctx->in_handler && rqi_poll(ctx) > 0) ? 0 : rqi_wait_step(ctx, &spins);
         if (g->strategy == RQI_GAS_PROC)
             rqi_gas_serve(ctx); /* also inside a handler, where rq_poll does not */
         if (rc != 0)
@@ -214,7 +215,7 @@ int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes)
     return 0;
 }
 
-int rq_all_store_sync(rq_ctx_t *ctx)
+static int all_store_sync_body(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
@@ -222,4 +223,87 @@ int rq_all_store_sync(rq_ctx_t *ctx)
         return RQ_EPERM;
     int rc = rqi_gas_quiet(ctx);
     return rc != 0 ? rc : rq_barrier(ctx);
+}
+
+/* Public entry points: each bracketed against the progress thread
+ * (src/vni/vni.h). */
+
+int rq_put(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, put_body(ctx, dst, off, src, len, flags));
+}
+
+int rq_store(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, store_body(ctx, dst, off, src, len, flags));
+}
+
+int rq_get(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len, unsigned flags)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, get_body(ctx, dst, src_rank, off, len, flags));
+}
+
+int rq_put_strided(rq_ctx_t *ctx, int dst, uint64_t off, size_t dst_stride, const void *src,
+                   size_t src_stride, size_t elem, size_t count, unsigned flags)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, put_strided_body(ctx, dst, off, dst_stride, src, src_stride, elem, count, flags));
+}
+
+int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, uint64_t off,
+                   size_t src_stride, size_t elem, size_t count, unsigned flags)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, get_strided_body(ctx, dst, dst_stride, src_rank, off, src_stride, elem, count, flags));
+}
+
+int rq_sync(rq_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, sync_body(ctx));
+}
+
+int rq_read(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, read_body(ctx, dst, src_rank, off, len));
+}
+
+int rq_write(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, write_body(ctx, dst, off, src, len));
+}
+
+int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand, uint64_t compare,
+           uint64_t *old)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, amo_body(ctx, dst, off, op, operand, compare, old));
+}
+
+int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, store_sync_body(ctx, nbytes));
+}
+
+int rq_all_store_sync(rq_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, all_store_sync_body(ctx));
 }

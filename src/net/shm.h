@@ -38,7 +38,7 @@
 #include "net/shm_ring.h"
 
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
-#define RQI_JOB_VERSION 2u
+#define RQI_JOB_VERSION 3u
 #define RQI_MAX_RANKS   4096u
 #define RQI_MAX_LANES   16u
 #define RQI_GAS_RINGS   2u  /* per rank, after its lanes: request, reply */
@@ -60,6 +60,19 @@ struct rqi_job_hdr {
     _Alignas(RQI_CACHELINE) _Atomic uint32_t attached;
     _Atomic uint32_t failed; /* nonzero: the job is failing; stop waiting */
     _Atomic uint32_t first_dead; /* rank + 1 of the first rank seen dead (CAS from 0) */
+    /* The control channel of the virtual network interface, apart from the
+     * data lanes (src/vni/vni.h): read by every sender's slow path (and
+     * intr_ranks by every send), written rarely. */
+    _Alignas(RQI_CACHELINE) _Atomic uint32_t overflow_ranks; /* ranks in overflow: STOP while > 0 */
+    _Atomic uint32_t intr_ranks;     /* ranks with interrupts on */
+};
+
+/* A rank's progress-thread doorbell and interrupt mode (src/vni/vni.h). */
+struct rqi_vni_area {
+    _Alignas(RQI_CACHELINE) _Atomic uint32_t bell; /* futex word: RQI_BELL_* bits pending */
+    _Atomic uint32_t sleeping;                     /* 1: the progress thread may be asleep */
+    _Alignas(RQI_CACHELINE) _Atomic uint32_t intr_mode; /* RQ_INTR_*; read by senders */
+    _Alignas(RQI_CACHELINE) char end_[1];
 };
 
 /* Global-address counters of one rank (see src/gas/gas.h for who writes
@@ -77,6 +90,7 @@ struct rqi_rank_area {
     _Alignas(RQI_CACHELINE) _Atomic int32_t pid;
     _Atomic uint32_t departed; /* set by its owner after rq_finalize's barrier */
     struct rqi_gas_area gas;
+    struct rqi_vni_area vni;
 };
 
 struct rqi_shm {

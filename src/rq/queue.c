@@ -8,7 +8,7 @@
 
 static int qid_ok(unsigned qid) { return qid > RQ_AM_QUEUE && qid < RQ_MAX_QUEUES; }
 
-int rq_queue_open(rq_ctx_t *ctx, unsigned qid)
+static int queue_open_body(rq_ctx_t *ctx, unsigned qid)
 {
     if (ctx == NULL || !qid_ok(qid))
         return RQ_EINVAL;
@@ -16,7 +16,7 @@ int rq_queue_open(rq_ctx_t *ctx, unsigned qid)
     return 0;
 }
 
-int rq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
+static int enqueue_body(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
                unsigned nargs, const void *data, size_t len, unsigned flags)
 {
     int rc = rqi_send_check(ctx, dst, args, nargs, data, len, flags);
@@ -61,7 +61,7 @@ static int queue_head(rq_ctx_t *ctx, unsigned qid, rq_msg_t *m)
     }
 }
 
-int rq_peek(rq_ctx_t *ctx, unsigned qid, rq_msg_t *view)
+static int peek_body(rq_ctx_t *ctx, unsigned qid, rq_msg_t *view)
 {
     if (ctx == NULL || view == NULL || !qid_ok(qid) || !ctx->open[qid])
         return RQ_EINVAL;
@@ -83,7 +83,7 @@ static void queue_remove(rq_ctx_t *ctx, unsigned qid)
     }
 }
 
-int rq_pop(rq_ctx_t *ctx, unsigned qid)
+static int pop_body(rq_ctx_t *ctx, unsigned qid)
 {
     if (ctx == NULL || !qid_ok(qid) || !ctx->open[qid])
         return RQ_EINVAL;
@@ -94,7 +94,7 @@ int rq_pop(rq_ctx_t *ctx, unsigned qid)
     return 1;
 }
 
-int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void *buf,
+static int dequeue_body(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void *buf,
                size_t nbytes)
 {
     if (ctx == NULL || !qid_ok(qid) || !ctx->open[qid] || nargs > RQ_MAX_ARGS ||
@@ -111,4 +111,44 @@ int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void
         memcpy(buf, m.data, nbytes);
     queue_remove(ctx, qid);
     return 1;
+}
+
+/* Public entry points: each bracketed against the progress thread
+ * (src/vni/vni.h). */
+
+int rq_queue_open(rq_ctx_t *ctx, unsigned qid)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, queue_open_body(ctx, qid));
+}
+
+int rq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
+               unsigned nargs, const void *data, size_t len, unsigned flags)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, enqueue_body(ctx, dst, qid, tag, args, nargs, data, len, flags));
+}
+
+int rq_peek(rq_ctx_t *ctx, unsigned qid, rq_msg_t *view)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, peek_body(ctx, qid, view));
+}
+
+int rq_pop(rq_ctx_t *ctx, unsigned qid)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, pop_body(ctx, qid));
+}
+
+int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void *buf,
+               size_t nbytes)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    RQI_GUARDED(ctx, dequeue_body(ctx, qid, args, nargs, buf, nbytes));
 }

@@ -1,22 +1,321 @@
-/* vni.c - virtual network interface controls.  Atomicity sections keep
- * their nesting count now (in polling mode no handler runs asynchronously,
- * so a section is trivially atomic); interrupt delivery belongs to the VNI
- * issue. */
+/* vni.c - atomicity sections, interrupts and the progress thread (the
+ * ownership protocol and its fences are in vni.h). */
+#define _GNU_SOURCE
+#include "vni/vni.h"
+
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "am/am.h"
 #include "ctx.h"
+#include "deliver/deliver.h"
+
+_Thread_local int rqi_vni_on_progress __attribute__((tls_model("initial-exec")));
+/* Atomicity depth of handlers run by the progress thread (already atomic;
+ * kept only to validate begin/end pairs). */
+static _Thread_local int progress_atomic;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+    /* Not FUTEX_PRIVATE: senders in other processes wake it. */
+    return syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
+}
+
+/* ---- the doorbell ----------------------------------------------------- */
+
+static void bell_ring(struct rqi_vni_area *a, uint32_t bit)
+{
+    /* The RMW is the sender's half of the sleeping/bell Dekker pair. */
+    uint32_t old = atomic_fetch_or(&a->bell, bit);
+    if ((old & bit) != bit && atomic_load(&a->sleeping) != 0)
+        futex(&a->bell, FUTEX_WAKE, 1, NULL);
+}
+
+/* Take the pending bits, sleeping until some arrive or timeout_ns passes
+ * (UINT64_MAX: no timeout). */
+static uint32_t bell_take(struct rqi_vni_area *a, uint64_t timeout_ns)
+{
+    uint32_t bits = atomic_exchange(&a->bell, 0u);
+    if (bits != 0 || timeout_ns == 0)
+        return bits;
+    atomic_store(&a->sleeping, 1u);
+    bits = atomic_exchange(&a->bell, 0u);
+    if (bits == 0) {
+        struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+        futex(&a->bell, FUTEX_WAIT, 0u, timeout_ns == UINT64_MAX ? NULL : &ts);
+        bits = atomic_exchange(&a->bell, 0u);
+    }
+    atomic_store(&a->sleeping, 0u);
+    return bits;
+}
+
+static struct rqi_vni_area *area_of(rq_ctx_t *ctx, int r)
+{
+    return &rqi_shm_area(&ctx->shm, (uint32_t)r)->vni;
+}
+
+void rqi_vni_sent(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
+                  unsigned flags)
+{
+    if (pflags & RQI_PF_SYSTEM)
+        return;
+    struct rqi_vni_area *a = area_of(ctx, dst);
+    uint32_t m = rqi_load_relaxed(&a->intr_mode);
+    if (m == RQ_INTR_OFF)
+        return;
+    /* Handler flags are the same on every rank (rq_handler_register). */
+    if (m == RQ_INTR_SELECTIVE && !(flags & RQ_INTERRUPT) &&
+        !(qid == RQ_AM_QUEUE && (ctx->handlers[tag].flags & RQ_HF_INTERRUPT)))
+        return;
+    bell_ring(a, RQI_BELL_INTR);
+}
+
+void rqi_vni_full(rq_ctx_t *ctx, int dst)
+{
+    bell_ring(area_of(ctx, dst), RQI_BELL_FULL);
+}
+
+/* ---- ownership (see vni.h) ------------------------------------------- */
+
+void rqi_vni_wait_claim(rq_ctx_t *ctx)
+{
+    unsigned spins = 0;
+    /* Pairs with the progress thread's store_release(claim, 0). */
+    while (rqi_load_acquire(&ctx->vni.claim) != 0) {
+        if (++spins < 256)
+            rqi_cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+void rqi_vni_retry(rq_ctx_t *ctx)
+{
+    if (atomic_exchange(&ctx->vni.deferred, 0u) != 0)
+        bell_ring(ctx->vni.area, RQI_BELL_RETRY);
+}
+
+static void progress_fence(const struct rqi_vni *v)
+{
+    if (v->heavy)
+        atomic_thread_fence(memory_order_seq_cst);
+    else
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
+
+static int main_busy(const struct rqi_vni *v, int handlers)
+{
+    /* Pairs with the main thread's store_release of calls / atomic. */
+    return rqi_load_acquire(&v->calls) != 0 ||
+           (handlers && rqi_load_acquire(&v->atomic) != 0);
+}
+
+/* Take the context: 1, or 0 after backing off (the main thread is in a
+ * librq call, or, for handlers, in an atomicity section; leaving it rings
+ * RQI_BELL_RETRY). */
+static int claim(struct rqi_vni *v, int handlers)
+{
+    rqi_store_relaxed(&v->claim, 1u);
+    progress_fence(v);
+    if (!main_busy(v, handlers))
+        return 1;
+    atomic_store(&v->deferred, 1u);
+    rqi_store_release(&v->claim, 0u);
+    /* The main thread may have left between our check and deferred = 1
+     * without seeing it: look again after the same fence. */
+    progress_fence(v);
+    if (!main_busy(v, handlers)) {
+        atomic_store(&v->deferred, 0u);
+        rqi_store_relaxed(&v->claim, 1u);
+        progress_fence(v);
+        if (!main_busy(v, handlers))
+            return 1;
+        atomic_store(&v->deferred, 1u);
+        rqi_store_release(&v->claim, 0u);
+    }
+    return 0;
+}
+
+static void unclaim(struct rqi_vni *v)
+{
+    rqi_store_release(&v->claim, 0u);
+}
+
+/* ---- the progress thread ---------------------------------------------- */
+
+/* Released heads of our lanes (shared words: readable without owning the
+ * context), and whether every lane is empty (released up to its tail). */
+static int lanes_snapshot(rq_ctx_t *ctx, uint64_t *heads)
+{
+    int empty = 1;
+    for (unsigned l = 0; l < ctx->nlanes; l++) {
+        const struct rqi_ring_ctrl *c = ctx->rx[l].ctrl;
+        heads[l] = rqi_load_acquire(&c->head);
+        if (rqi_load_relaxed(&c->tail) != heads[l])
+            empty = 0;
+    }
+    return empty;
+}
+
+/* Owning the context, outside any atomicity section: run handlers the way
+ * rq_poll does until nothing is left or the main thread wants in. */
+static void run_interrupt(rq_ctx_t *ctx)
+{
+    struct rqi_vni *v = &ctx->vni;
+    v->interrupts++;
+    while (rqi_poll(ctx) > 0 && !main_busy(v, 1))
+        ;
+}
+
+static void *progress_main(void *arg)
+{
+    rq_ctx_t *ctx = arg;
+    struct rqi_vni *v = &ctx->vni;
+    rqi_vni_on_progress = 1;
+    uint64_t heads[RQI_MAX_LANES], now[RQI_MAX_LANES];
+    int intr = 0, full = 0, buffering = 0;
+    uint64_t deadline = 0;
+    for (;;) {
+        /* deadline UINT64_MAX: a claim backed off; RQI_BELL_RETRY resumes. */
+        uint64_t wait = UINT64_MAX, t = mono_ns();
+        if (full && deadline != UINT64_MAX)
+            wait = deadline > t ? deadline - t : 0;
+        uint32_t bits = bell_take(v->area, wait);
+        if (bits & RQI_BELL_STOP)
+            break;
+        if (bits & RQI_BELL_INTR)
+            intr = 1;
+        if ((bits & RQI_BELL_RETRY) && full && deadline == UINT64_MAX)
+            deadline = 0;
+        if ((bits & RQI_BELL_FULL) && v->timeout_ns != 0 && !full) {
+            full = 1;
+            lanes_snapshot(ctx, heads);
+            deadline = buffering ? 0 : mono_ns() + v->timeout_ns;
+        }
+        if (intr && claim(v, 1)) {
+            run_interrupt(ctx);
+            intr = main_busy(v, 1) && !lanes_snapshot(ctx, now);
+            unclaim(v);
+        }
+        if (full && mono_ns() >= deadline) {
+            int empty = lanes_snapshot(ctx, now);
+            int moved = 0;
+            for (unsigned l = 0; l < ctx->nlanes; l++)
+                moved |= now[l] != heads[l];
+            if (empty || (moved && !buffering)) {
+                full = 0; /* the main thread drains; a still blocked sender rings again */
+            } else if (claim(v, 0)) {
+                /* Revocation: the atomicity timer expired.  Move what the
+                 * lanes hold into the virtual buffer (no handler runs);
+                 * while the buffer stays non-empty the next full lane is
+                 * drained at once (buffered mode, as in FUGU). */
+                uint64_t before = ctx->vb.records;
+                if (rqi_drain(ctx) == 0 && ctx->vb.records > before)
+                    v->revocations++;
+                buffering = ctx->vb.records != 0;
+                unclaim(v);
+                full = 0;
+            } else {
+                deadline = UINT64_MAX;
+            }
+        }
+    }
+    return NULL;
+}
+
+int rqi_vni_init(rq_ctx_t *ctx)
+{
+    struct rqi_vni *v = &ctx->vni;
+    v->area = area_of(ctx, ctx->rank);
+    v->timeout_ns = ctx->cfg.v[RQI_CFG_ATOMIC_TIMEOUT_US] * 1000u;
+#if defined(__SANITIZE_THREAD__)
+    v->heavy = 1; /* ThreadSanitizer does not model membarrier */
+#else
+    v->heavy = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0;
+#endif
+    int rc = rqi_overflow_init(ctx);
+    if (rc != 0)
+        return rc;
+    /* Signals go to the application's threads, never to ours. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&v->thread, NULL, progress_main, ctx);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return RQ_ENOMEM;
+    v->on = 1;
+    return 0;
+}
+
+void rqi_vni_fini(rq_ctx_t *ctx)
+{
+    struct rqi_vni *v = &ctx->vni;
+    if (v->on) {
+        bell_ring(v->area, RQI_BELL_STOP);
+        pthread_join(v->thread, NULL);
+        v->on = 0;
+    }
+    if (v->intr_mode != RQ_INTR_OFF) {
+        atomic_fetch_sub(&ctx->shm.hdr->intr_ranks, 1u);
+        v->intr_mode = RQ_INTR_OFF;
+    }
+    rqi_overflow_leave(ctx);
+}
+
+/* ---- public calls ------------------------------------------------------ */
 
 int rq_atomic_begin(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
-    ctx->atomic_depth++;
+    if (rqi_vni_on_progress) {
+        progress_atomic++;
+        return 0;
+    }
+    struct rqi_vni *v = &ctx->vni;
+    rqi_store_relaxed(&v->atomic, rqi_load_relaxed(&v->atomic) + 1);
+    if (v->on) {
+        rqi_vni_fence(v);
+        /* A handler the progress thread runs now finishes first. */
+        if (RQI_UNLIKELY(rqi_load_acquire(&v->claim) != 0))
+            rqi_vni_wait_claim(ctx);
+    }
     return 0;
 }
 
 int rq_atomic_end(rq_ctx_t *ctx)
 {
-    if (ctx == NULL || ctx->atomic_depth == 0)
+    if (ctx == NULL)
         return RQ_EINVAL;
-    ctx->atomic_depth--;
+    if (rqi_vni_on_progress) {
+        if (progress_atomic == 0)
+            return RQ_EINVAL;
+        progress_atomic--;
+        return 0;
+    }
+    struct rqi_vni *v = &ctx->vni;
+    int32_t d = rqi_load_relaxed(&v->atomic);
+    if (d == 0)
+        return RQ_EINVAL;
+    rqi_store_release(&v->atomic, d - 1);
+    if (d == 1 && v->on) {
+        rqi_vni_fence(v);
+        if (RQI_UNLIKELY(rqi_load_relaxed(&v->deferred) != 0))
+            rqi_vni_retry(ctx); /* an interrupt waited for this section */
+    }
     return 0;
 }
 
@@ -24,17 +323,37 @@ int rq_interrupts(rq_ctx_t *ctx, int mode)
 {
     if (ctx == NULL || (mode != RQ_INTR_OFF && mode != RQ_INTR_SELECTIVE && mode != RQ_INTR_ALL))
         return RQ_EINVAL;
-    return mode == RQ_INTR_OFF ? 0 : RQ_ENOTSUP;
+    struct rqi_vni *v = &ctx->vni;
+    if (!v->on)
+        return RQ_ENOTSUP;
+    rqi_vni_enter(v, ctx);
+    if ((v->intr_mode == RQ_INTR_OFF) != (mode == RQ_INTR_OFF)) {
+        if (mode == RQ_INTR_OFF)
+            atomic_fetch_sub(&ctx->shm.hdr->intr_ranks, 1u);
+        else
+            atomic_fetch_add(&ctx->shm.hdr->intr_ranks, 1u);
+    }
+    v->intr_mode = mode;
+    atomic_store(&v->area->intr_mode, (uint32_t)mode);
+    rqi_vni_leave(v, ctx);
+    /* Packets that arrived before the switch are taken up at once. */
+    if (mode != RQ_INTR_OFF)
+        bell_ring(v->area, RQI_BELL_INTR);
+    return 0;
 }
 
 int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
 {
     if (ctx == NULL || out == NULL)
         return RQ_EINVAL;
+    rqi_vni_enter(&ctx->vni, ctx);
     *out = ctx->stats;
     out->buffer_bytes_now = ctx->vb.bytes_now;
     out->buffer_bytes_max = ctx->vb.bytes_max;
     out->parked = ctx->parked;
     out->rejected += atomic_load_explicit(&ctx->gas.rejected, memory_order_relaxed);
+    out->interrupts = ctx->vni.interrupts;
+    out->revocations = ctx->vni.revocations;
+    rqi_vni_leave(&ctx->vni, ctx);
     return 0;
 }

@@ -1,0 +1,158 @@
+/* vni.h - the virtual network interface: a per-rank progress thread that
+ * takes the context from the main thread when the main thread is outside
+ * librq (to run interrupting handlers, when it is also outside an atomicity
+ * section) or merely outside librq (to move packets into the virtual
+ * buffer when the atomicity timer expires), and overflow control.
+ *
+ * WHO OWNS THE CONTEXT
+ *   The context is single-threaded state.  The main thread (whichever
+ *   thread the application calls librq from) owns it while `calls` > 0;
+ *   the progress thread owns it while `claim` == 1; nobody touches it
+ *   otherwise.  Exclusion is a Dekker pair with an asymmetric fence:
+ *
+ *     main, rqi_enter:            progress, claim():
+ *       calls = calls + 1           claim = 1
+ *       signal fence (compiler)     membarrier(PRIVATE_EXPEDITED)
+ *       load_acquire(claim) == 1?   load_acquire(calls) != 0 (or, for
+ *         wait until claim == 0       handlers, atomic != 0)?  back off:
+ *                                     deferred = 1; claim = 0 (release)
+ *
+ *   membarrier runs a full barrier on every running thread of the process,
+ *   so the main thread's store of calls and load of claim are ordered as
+ *   if it had fenced: at least one side sees the other's store.  The main
+ *   thread's hot path thus costs two plain stores and two loads of its own
+ *   cache lines per call.  Where membarrier is missing (old kernels, some
+ *   sandboxes) both sides use a seq_cst fence instead (`heavy`).
+ *
+ * FENCE TABLE
+ *   calls, atomic  main: relaxed increment; store_release of the decrement
+ *                  (its context writes happen-before a claim that reads 0).
+ *                  progress: load_acquire after its fence.
+ *   claim          progress: relaxed 1, then store_release 0 when done (its
+ *                  context writes happen-before the main thread's
+ *                  load_acquire that sees 0).
+ *   deferred       progress: 1 when it backed off; main: read after its
+ *                  decrement of calls/atomic reaches 0 (same fence pair),
+ *                  then exchanged to 0 and the bell rung (RQI_BELL_RETRY).
+ *   area->bell     futex word in the job segment.  Senders fetch_or a bit
+ *                  (seq_cst RMW), then load `sleeping`; the progress thread
+ *                  stores sleeping = 1 (seq_cst), then exchanges bell to 0,
+ *                  and futex-waits only on a bell still 0: a bit set after
+ *                  its exchange either sees sleeping = 1 (and wakes it) or
+ *                  lands before the futex's own compare.
+ *   area->intr_mode, hdr->intr_ranks, hdr->overflow_ranks
+ *                  written by their rank with seq_cst RMWs/stores, read
+ *                  relaxed by senders: a mode change applies to packets
+ *                  sent after it is visible (rq_interrupts documents it).
+ */
+#ifndef RQI_VNI_H
+#define RQI_VNI_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/atomics.h"
+
+struct rq_ctx;
+struct rqi_vni_area;
+
+/* Doorbell bits. */
+#define RQI_BELL_INTR  0x1u /* an interrupting packet was published */
+#define RQI_BELL_FULL  0x2u /* a sender found one of our lanes full */
+#define RQI_BELL_RETRY 0x4u /* the main thread left what we waited for */
+#define RQI_BELL_STOP  0x8u /* rq_finalize: exit */
+
+struct rqi_vni {
+    /* written by the main thread */
+    _Alignas(RQI_CACHELINE) _Atomic uint32_t calls; /* librq call depth */
+    _Atomic int32_t  atomic;     /* rq_atomic_begin depth */
+    int              on;         /* the progress thread runs */
+    int              heavy;      /* no membarrier: seq_cst fences on both sides */
+    int              intr_mode;  /* RQ_INTR_* */
+    int              ovf_member; /* this rank counts in hdr->overflow_ranks */
+    uint64_t         ovf_bytes, ovf_free; /* RQ_OVERFLOW_BYTES, low-water mark */
+    uint64_t         ovf_next_check_ns;
+    pthread_t        thread;
+    struct rqi_vni_area *area;   /* our doorbell in the job segment */
+    /* written by the progress thread */
+    _Alignas(RQI_CACHELINE) _Atomic uint32_t claim;
+    _Atomic uint32_t deferred;
+    uint64_t         timeout_ns; /* RQ_ATOMIC_TIMEOUT_US */
+    uint64_t         interrupts; /* interrupt deliveries (handler batches) */
+    uint64_t         revocations;/* atomicity-timer expiries that buffered */
+};
+
+/* Set in the progress thread: its librq calls (from handlers it runs)
+ * already own the context. */
+extern _Thread_local int rqi_vni_on_progress __attribute__((tls_model("initial-exec")));
+
+void rqi_vni_wait_claim(struct rq_ctx *ctx);
+void rqi_vni_retry(struct rq_ctx *ctx);
+
+static inline void rqi_vni_fence(const struct rqi_vni *v)
+{
+    if (RQI_UNLIKELY(v->heavy))
+        atomic_thread_fence(memory_order_seq_cst);
+    else
+        atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* Bracket every public call that touches the context. */
+static RQI_ALWAYS_INLINE void rqi_vni_enter(struct rqi_vni *v, struct rq_ctx *ctx)
+{
+    if (!v->on || rqi_vni_on_progress)
+        return;
+    rqi_store_relaxed(&v->calls, rqi_load_relaxed(&v->calls) + 1);
+    rqi_vni_fence(v);
+    /* Pairs with the progress thread's store_release(claim, 0). */
+    if (RQI_UNLIKELY(rqi_load_acquire(&v->claim) != 0))
+        rqi_vni_wait_claim(ctx);
+}
+
+static RQI_ALWAYS_INLINE void rqi_vni_leave(struct rqi_vni *v, struct rq_ctx *ctx)
+{
+    if (!v->on || rqi_vni_on_progress)
+        return;
+    uint32_t c = rqi_load_relaxed(&v->calls) - 1;
+    /* Pairs with claim()'s load_acquire(calls). */
+    rqi_store_release(&v->calls, c);
+    if (c == 0) {
+        rqi_vni_fence(v);
+        if (RQI_UNLIKELY(rqi_load_relaxed(&v->deferred) != 0))
+            rqi_vni_retry(ctx);
+    }
+}
+
+/* The body of a public call, bracketed (ctx already checked non-NULL). */
+#define RQI_GUARDED(ctx, call)                          \
+    do {                                                \
+        rqi_vni_enter(&(ctx)->vni, (ctx));              \
+        int rqi_rc_ = (call);                           \
+        rqi_vni_leave(&(ctx)->vni, (ctx));              \
+        return rqi_rc_;                                 \
+    } while (0)
+
+/* Start / stop the progress thread (rq_init / rq_finalize). */
+int  rqi_vni_init(struct rq_ctx *ctx);
+void rqi_vni_fini(struct rq_ctx *ctx);
+
+/* After publishing a packet for (qid, tag) to dst with the send flags:
+ * ring dst's doorbell if the packet interrupts there.  Cheap when no rank
+ * has interrupts on (one load of a read-mostly line). */
+void rqi_vni_sent(struct rq_ctx *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
+                  unsigned flags);
+/* A sender found dst's lane full: start dst's atomicity timer. */
+void rqi_vni_full(struct rq_ctx *ctx, int dst);
+
+/* Overflow control (overflow.c).  Read the thresholds: 0 or RQ_EINVAL. */
+int  rqi_overflow_init(struct rq_ctx *ctx);
+/* The buffer grew past RQ_OVERFLOW_BYTES:
+ * join the STOP set if the node is low on memory. */
+void rqi_overflow_check(struct rq_ctx *ctx);
+/* The buffer is empty: leave the STOP set. */
+void rqi_overflow_leave(struct rq_ctx *ctx);
+/* A send outside a handler while the job is stopped: consume until
+ * RESUME.  0 or RQ_EPEER. */
+int  rqi_overflow_wait(struct rq_ctx *ctx);
+
+#endif
