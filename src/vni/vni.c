@@ -169,14 +169,33 @@ static int lanes_snapshot(rq_ctx_t *ctx, uint64_t *heads)
     return empty;
 }
 
+/* Every lane released up to marks[]: the packets published before the
+ * marks were taken have been consumed. */
+static int lanes_past(rq_ctx_t *ctx, const uint64_t *marks)
+{
+    for (unsigned l = 0; l < ctx->nlanes; l++)
+        if (rqi_load_acquire(&ctx->rx[l].ctrl->head) < marks[l])
+            return 0;
+    return 1;
+}
+
+static void tails_snapshot(rq_ctx_t *ctx, uint64_t *tails)
+{
+    for (unsigned l = 0; l < ctx->nlanes; l++)
+        tails[l] = rqi_load_acquire(&ctx->rx[l].ctrl->tail);
+}
+
 /* Owning the context, outside any atomicity section: run handlers the way
- * rq_poll does until nothing is left or the main thread wants in. */
-static void run_interrupt(rq_ctx_t *ctx)
+ * rq_poll does until nothing is left (returns 0) or the main thread wants
+ * in (returns 1: the interrupt is not finished). */
+static int run_interrupt(rq_ctx_t *ctx)
 {
     struct rqi_vni *v = &ctx->vni;
     v->interrupts++;
-    while (rqi_poll(ctx) > 0 && !main_busy(v, 1))
-        ;
+    while (rqi_poll(ctx) > 0)
+        if (main_busy(v, 1))
+            return 1;
+    return 0;
 }
 
 static void *progress_main(void *arg)
@@ -184,7 +203,7 @@ static void *progress_main(void *arg)
     rq_ctx_t *ctx = arg;
     struct rqi_vni *v = &ctx->vni;
     rqi_vni_on_progress = 1;
-    uint64_t heads[RQI_MAX_LANES], now[RQI_MAX_LANES];
+    uint64_t heads[RQI_MAX_LANES], now[RQI_MAX_LANES], intr_marks[RQI_MAX_LANES];
     int intr = 0, full = 0, buffering = 0;
     uint64_t deadline = 0;
     for (;;) {
@@ -195,8 +214,15 @@ static void *progress_main(void *arg)
         uint32_t bits = bell_take(v->area, wait);
         if (bits & RQI_BELL_STOP)
             break;
-        if (bits & RQI_BELL_INTR)
+        if (bits & RQI_BELL_INTR) {
+            /* The interrupting packets lie below the lanes' tails now;
+             * once the heads pass them, whoever consumed them (maybe the
+             * main thread's own poll) has served the interrupt. */
             intr = 1;
+            tails_snapshot(ctx, intr_marks);
+        }
+        if (intr && lanes_past(ctx, intr_marks))
+            intr = 0;
         if ((bits & RQI_BELL_RETRY) && full && deadline == UINT64_MAX)
             deadline = 0;
         if ((bits & RQI_BELL_FULL) && v->timeout_ns != 0 && !full) {
@@ -204,9 +230,11 @@ static void *progress_main(void *arg)
             lanes_snapshot(ctx, heads);
             deadline = buffering ? 0 : mono_ns() + v->timeout_ns;
         }
-        if (intr && claim(v, 1)) {
-            run_interrupt(ctx);
-            intr = main_busy(v, 1) && !lanes_snapshot(ctx, now);
+        /* Cut short by the main thread, an interrupt claims again: the
+         * claim backs off (deferred) while the main thread is busy, and its
+         * leaving rings RQI_BELL_RETRY. */
+        while (intr && claim(v, 1)) {
+            intr = run_interrupt(ctx);
             unclaim(v);
         }
         if (full && mono_ns() >= deadline) {
