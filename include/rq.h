@@ -167,7 +167,7 @@ RQ_API int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, voi
  * until committed; with RQ_NONBLOCK it returns RQ_EAGAIN instead and sends
  * nothing (for a fragmented payload: if the first fragment cannot be
  * committed; once it is, the rest is sent blocking).
- * Returns 0, RQ_EINVAL (rank, handler id, nargs, NULL buffer, flags),
+ * Returns 0, RQ_EINVAL (rank, handler id, nargs, NULL buffer, flags, len > 1 GiB),
  * RQ_EAGAIN, RQ_EPEER, RQ_ENOMEM.  Callable from a handler: yes. */
 RQ_API int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                unsigned nargs, const void *data, size_t len, unsigned flags);

@@ -14,46 +14,46 @@ static const char *const gas_strategies[] = {"direct", "np", "proc", NULL};
 
 const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
-        "bytes of each inbound lane (64-byte slots; power of two)"},
+        "bytes of each inbound lane (64-byte slots; power of two)", NULL},
     [RQI_CFG_LANES] = {"RQ_LANES", 4, 1, 16, 0,
-        "inbound lanes per rank (at most the rank count); a lane with one sender needs no locked instruction"},
+        "inbound lanes per rank (at most the rank count); a lane with one sender needs no locked instruction", NULL},
     [RQI_CFG_MEDIUM_MAX] = {"RQ_MEDIUM_MAX", 16 * KiB, 64, 256 * MiB, 0,
-        "largest payload read in place; capped at ring/4 minus a header; larger ones are fragmented"},
+        "largest payload read in place; capped at ring/4 minus a header; larger ones are fragmented", NULL},
     [RQI_CFG_SEGMENT_SIZE] = {"RQ_SEGMENT_SIZE", 64 * MiB, 0, 64 * GiB, 0,
-        "bytes of each rank's global-address segment (rounded up to a page)"},
+        "bytes of each rank's global-address segment (rounded up to a page)", NULL},
     [RQI_CFG_POLL_BATCH] = {"RQ_POLL_BATCH", 64, 1, 1u << 20, 0,
-        "most handlers one rq_poll runs"},
+        "most handlers one rq_poll runs", NULL},
     [RQI_CFG_SPIN_COUNT] = {"RQ_SPIN_COUNT", 128, 0, 1u << 30, 0,
-        "empty polls a blocking call spins before it yields the CPU"},
+        "empty polls a blocking call spins before it yields the CPU", NULL},
     [RQI_CFG_PEER_CHECK_MS] = {"RQ_PEER_CHECK_MS", 10, 1, 60000, 0,
-        "how often a blocked call checks that its peers are alive"},
+        "how often a blocked call checks that its peers are alive", NULL},
     [RQI_CFG_INIT_TIMEOUT_MS] = {"RQ_INIT_TIMEOUT_MS", 60000, 1, 3600000, 0,
-        "how long rq_init waits for every rank to attach"},
+        "how long rq_init waits for every rank to attach", NULL},
     [RQI_CFG_VBUF_CHUNK_BYTES] = {"RQ_VBUF_CHUNK_BYTES", 64 * KiB, 4 * KiB, 1 * GiB, 0,
-        "allocation unit of the virtual buffer (demand-allocated)"},
+        "allocation unit of the virtual buffer (demand-allocated)", NULL},
     [RQI_CFG_KILL_GRACE_MS] = {"RQ_KILL_GRACE_MS", 1000, 0, 600000, 0,
-        "rqrun: after a rank fails, SIGTERM the others, SIGKILL them after this"},
+        "rqrun: after a rank fails, SIGTERM the others, SIGKILL them after this", NULL},
     [RQI_CFG_GAS_STRATEGY] = {"RQ_GAS_STRATEGY", RQI_GAS_DIRECT, 0, 2, 0,
         "who moves global-address data: direct (the initiator, through the mapped segment), "
         "np (a progress thread per rank), proc (the target's thread when it polls)",
         gas_strategies},
     [RQI_CFG_NP_SPIN_US] = {"RQ_NP_SPIN_US", 50, 0, 1000000, 0,
-        "np strategy: microseconds the progress thread polls an idle job before it sleeps"},
+        "np strategy: microseconds the progress thread polls an idle job before it sleeps", NULL},
     [RQI_CFG_NP_CPU_OFFSET] = {"RQ_NP_CPU_OFFSET", 0, 0, 4096, 0,
         "np strategy: run the progress thread this many CPUs after its rank's CPU "
-        "(0: wherever the rank may run, sharing its core when bound)"},
+        "(0: wherever the rank may run, sharing its core when bound)", NULL},
     [RQI_CFG_ATOMIC_TIMEOUT_US] = {"RQ_ATOMIC_TIMEOUT_US", 1000, 0, 60000000, 0,
         "atomicity timer: a blocked sender's target that has not drained its inbound lanes "
-        "for this long has them moved into its virtual buffer by its progress thread (0: never)"},
+        "for this long has them moved into its virtual buffer by its progress thread (0: never)", NULL},
     [RQI_CFG_VBUF_MAX] = {"RQ_VBUF_MAX", 0, 0, UINT64_MAX, 0,
         "most bytes a rank's virtual buffer may hold (0: unlimited); beyond it packets stay "
-        "in the lanes and senders wait"},
+        "in the lanes and senders wait", NULL},
     [RQI_CFG_OVERFLOW_BYTES] = {"RQ_OVERFLOW_BYTES", 64 * MiB, 4 * KiB, UINT64_MAX, 0,
         "overflow control: a virtual buffer above this while the node is low on memory "
-        "stops the job's senders until the buffers drain"},
+        "stops the job's senders until the buffers drain", NULL},
     [RQI_CFG_OVERFLOW_FREE_BYTES] = {"RQ_OVERFLOW_FREE_BYTES", 0, 0, UINT64_MAX, 0,
         "overflow control: the node is low on memory below this much MemAvailable "
-        "(0: a tenth of physical memory)"},
+        "(0: a tenth of physical memory)", NULL},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

@@ -35,6 +35,8 @@ struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx, struct rqi_ring_rx **rxo)
 
 struct rqi_pkt *rqi_rx_next_lane(rq_ctx_t *ctx, struct rqi_ring_rx *rx)
 {
+    if (RQI_UNLIKELY(ctx->failed))
+        return NULL; /* a broken lane is not read (nor counted) again */
     for (;;) {
         struct rqi_pkt *p = rqi_ring_rx_peek(rx);
         if (p == NULL) {
@@ -108,8 +110,12 @@ static int reasm_add(rq_ctx_t *ctx, struct rqi_pkt *p)
         r->next = ctx->reasm;
         ctx->reasm = r;
         pp = &ctx->reasm;
-    } else if (r == NULL || e->offset != r->got || p->tag != r->tag || p->qid != r->qid) {
-        return RQI_PKT_REJECT; /* fragments of one message arrive in order */
+    } else if (r == NULL || e->offset != r->got || e->total != r->total || p->tag != r->tag ||
+               p->qid != r->qid) {
+        /* Fragments of one message arrive in order and agree on its size
+         * (the buffer holds the first fragment's total: a later fragment
+         * claiming more would write past it). */
+        return RQI_PKT_REJECT;
     }
     memcpy(r->buf + e->offset, rqi_pkt_payload(p), p->len);
     r->got += p->len;

@@ -10,7 +10,11 @@
 
 #include "ctx.h"
 
-#define RQI_FRAG_MAX (1ull << 40) /* largest fragmented medium payload */
+/* Largest fragmented medium payload (larger: RQ_EINVAL at the sender; use
+ * rq_request_long or rq_put).  The receiver allocates a first fragment's
+ * announced total at once, so this also bounds what one forged packet can
+ * make it allocate. */
+#define RQI_FRAG_MAX (1ull << 30)
 #define RQI_BUSY_POLLS 32u        /* empty polls of a wait before pausing */
 
 enum { RQI_PKT_OK = 0, RQI_PKT_REJECT = 1, RQI_PKT_BROKEN = 2 };

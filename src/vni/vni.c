@@ -16,6 +16,7 @@
 #include "deliver/deliver.h"
 
 _Thread_local int rqi_vni_on_progress __attribute__((tls_model("initial-exec")));
+_Atomic uint32_t rqi_vni_fence_word;
 /* Atomicity depth of handlers run by the progress thread (already atomic;
  * kept only to validate begin/end pairs). */
 static _Thread_local int progress_atomic;
@@ -110,7 +111,7 @@ void rqi_vni_retry(rq_ctx_t *ctx)
 static void progress_fence(const struct rqi_vni *v)
 {
     if (v->heavy)
-        atomic_thread_fence(memory_order_seq_cst);
+        rqi_full_fence();
     else
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
