@@ -9,6 +9,12 @@
  *   - Handlers run on the thread that called rq_poll(), rq_wait_until() or
  *     a blocking librq call, one at a time.  A handler never interrupts
  *     user code in polling mode (the default): code is atomic by default.
+ *     With rq_interrupts() on, the rank's progress thread also runs them,
+ *     only while the application's thread is outside librq and outside
+ *     rq_atomic_begin/end sections, never two at once.
+ *   - While the job is in overflow control (docs/delivery.md) a send made
+ *     outside a handler that finds its target full waits for RESUME and
+ *     runs handlers meanwhile (outside an atomicity section).
  *   - Inside a handler every send function may be called (requests,
  *     replies, enqueues, long requests, to any rank, self included).  A
  *     send that finds the destination full drains the caller's own inbound
@@ -31,7 +37,7 @@
  *   the virtual buffer (buffered delivery).  A committed send is delivered
  *   exactly once, or the job reports a failed peer (RQ_EPEER).
  *
- * SIZE TIERS (see docs/design-delivery.md and docs/benchmarks.md)
+ * SIZE TIERS (see docs/delivery.md and docs/benchmarks.md)
  *   short   len == 0: header + up to RQ_MAX_ARGS 64-bit arguments.
  *   medium  0 < len <= rq_medium_max(): payload read in place (zero copy).
  *   medium  len > rq_medium_max(): fragmented and reassembled; the handler
@@ -76,7 +82,7 @@ extern "C" {
 
 /* send flags */
 #define RQ_NONBLOCK   0x1u  /* not committable now -> RQ_EAGAIN, nothing sent */
-#define RQ_INTERRUPT  0x2u  /* selective interrupt (virtual NI issue; accepted, ignored until then) */
+#define RQ_INTERRUPT  0x2u  /* wake the target's progress thread (RQ_INTR_SELECTIVE) */
 /* handler flags */
 #define RQ_HF_INTERRUPT 0x1u /* deliver asynchronously when interrupts are on */
 
@@ -387,12 +393,39 @@ RQ_API int rq_allreduce(rq_ctx_t *ctx, const void *in, void *out, size_t count, 
 #define RQ_INTR_SELECTIVE 1
 #define RQ_INTR_ALL       2
 
-/* Atomicity sections and interrupts belong to the virtual-network-interface
- * issue: rq_atomic_begin/end keep a nesting count today (in polling mode
- * nothing runs asynchronously anyway) and rq_interrupts accepts only
- * RQ_INTR_OFF (others: RQ_ENOTSUP). */
-RQ_API int rq_atomic_begin(rq_ctx_t *ctx);   /* 0, RQ_EINVAL */
-RQ_API int rq_atomic_end(rq_ctx_t *ctx);     /* 0, RQ_EINVAL (not in a section) */
+/* Every rank runs a progress thread that sleeps on a futex until a sender
+ * rings it (docs/delivery.md).  It runs handlers asynchronously when
+ * interrupts are on, and buffers a lane that a sender found full and that
+ * this rank did not drain for RQ_ATOMIC_TIMEOUT_US (revocable atomicity).
+ *
+ * rq_atomic_begin / rq_atomic_end - open / close an atomicity section
+ * (nestable).  Once rq_atomic_begin returns, no handler runs on the
+ * progress thread until the matching rq_atomic_end (a handler running when
+ * it is called finishes first).  Handlers still run inside the section's
+ * own rq_poll and blocking calls.  Packets keep arriving: past the
+ * atomicity timer they are buffered, not lost.  About 3 ns uncontended.
+ * Called from a handler: no effect (handlers are atomic), but begin/end
+ * must still pair.  Returns 0, RQ_EINVAL (ctx NULL; end without begin).
+ * Non-blocking except for waiting out a running interrupt handler.
+ * Thread safety: the application's thread (like every call on ctx). */
+RQ_API int rq_atomic_begin(rq_ctx_t *ctx);
+RQ_API int rq_atomic_end(rq_ctx_t *ctx);
+
+/* rq_interrupts - how arriving packets reach their handlers:
+ *   RQ_INTR_OFF        (default) only by polling (rq_poll, waits);
+ *   RQ_INTR_SELECTIVE  packets sent with RQ_INTERRUPT, or for a handler
+ *                      registered with RQ_HF_INTERRUPT, wake the progress
+ *                      thread, which runs handlers as rq_poll does (every
+ *                      packet before them too, in order) while the
+ *                      application's thread is outside librq and outside
+ *                      any atomicity section; others wait for a poll;
+ *   RQ_INTR_ALL        every packet does.
+ * Interrupt handlers run concurrently with the application's code outside
+ * librq: share data with them under rq_atomic_begin/end.  The mode applies
+ * to packets sent after the change is visible to the sender (a barrier
+ * after the call makes it so for every rank); packets already here are
+ * taken up at once.  Returns 0, RQ_EINVAL (ctx NULL, bad mode), RQ_ENOTSUP
+ * (no progress thread).  Non-blocking. */
 RQ_API int rq_interrupts(rq_ctx_t *ctx, int mode);
 
 typedef struct rq_stats {
@@ -412,7 +445,10 @@ typedef struct rq_stats {
  * buffer; rejected: packets that failed validation (dropped, counted);
  * parked: sends that found the destination full while this rank's own
  * ring was pinned (a handler running in place, a held view) and were
- * parked in its outbox instead of waiting (docs/design-delivery.md).
+ * parked in its outbox instead of waiting; overflow_stops: times this rank
+ * raised the job's overflow STOP; interrupts: handler runs by the progress
+ * thread; revocations: atomicity-timer expiries that buffered packets
+ * (docs/delivery.md).
  * Returns 0, RQ_EINVAL.  Non-blocking. */
 RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 

@@ -23,7 +23,7 @@ static const struct family {
 } families[] = {
     {"am", rqb_fam_am},       {"loaded", rqb_fam_loaded}, {"xfer", rqb_fam_xfer},
     {"poll", rqb_fam_poll},   {"splitc", rqb_fam_splitc}, {"rq", rqb_fam_rq},
-    {"compare", rqb_fam_compare},
+    {"vni", rqb_fam_vni},     {"compare", rqb_fam_compare},
 };
 enum { NFAM = sizeof families / sizeof families[0] };
 
