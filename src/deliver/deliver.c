@@ -1,5 +1,6 @@
 /* deliver.c - validation, buffering, reassembly and blocking waits. */
 #define _GNU_SOURCE
+#include "core/sys.h"
 #include "deliver/deliver.h"
 
 #include <sched.h>
@@ -190,12 +191,6 @@ int rqi_drain(rq_ctx_t *ctx)
     return 0;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins)
 {
@@ -208,7 +203,7 @@ int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins)
     }
     unsigned s = ++*spins;
     if ((s & 63u) == 0) {
-        uint64_t t = now_ns();
+        uint64_t t = rqi_mono_ns();
         if (t >= ctx->next_peer_check_ns) {
             ctx->next_peer_check_ns = t + ctx->cfg.v[RQI_CFG_PEER_CHECK_MS] * 1000000ull;
             int dead = rqi_peers_check(&ctx->peers, &ctx->shm);

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/sys.h"
 #include "am/am.h"
 #include "ctx.h"
 #include "deliver/deliver.h"
@@ -40,12 +41,6 @@ static int job_failed(const rq_ctx_t *ctx)
 
 /* ---- the np thread's doorbell ---------------------------------------- */
 
-static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
-{
-    /* Not FUTEX_PRIVATE: the word is in the job segment, shared between
-     * processes. */
-    return syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
-}
 
 /* After publishing to rank r: wake its np thread if it sleeps.  The
  * seq_cst fence orders our publish before the load of np_sleep; the np
@@ -58,7 +53,7 @@ static void doorbell(rq_ctx_t *ctx, int r)
     atomic_thread_fence(memory_order_seq_cst);
     if (RQI_UNLIKELY(rqi_load_relaxed(&a->np_sleep) != 0) &&
         atomic_exchange(&a->np_sleep, 0u) != 0)
-        futex(&a->np_sleep, FUTEX_WAKE, 1, NULL);
+        rqi_futex(&a->np_sleep, FUTEX_WAKE, 1, NULL);
 }
 
 /* ---- packets ------------------------------------------------------------ */
@@ -536,12 +531,6 @@ int rqi_gas_quiet(rq_ctx_t *ctx)
 
 /* ---- the network processor -------------------------------------------- */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Under the service lock: nothing published on either ring. */
 static int rings_empty(rq_ctx_t *ctx)
@@ -566,7 +555,7 @@ static void np_sleep(rq_ctx_t *ctx)
     if (empty && !rqi_load_acquire(&g->np_stop) && !job_failed(ctx)) {
         /* The timeout bounds the cost of any wake-up we could miss. */
         struct timespec ts = {0, 20 * 1000 * 1000};
-        futex(&a->np_sleep, FUTEX_WAIT, 1u, &ts);
+        rqi_futex(&a->np_sleep, FUTEX_WAIT, 1u, &ts);
     }
     atomic_store(&a->np_sleep, 0u);
     rqi_store_relaxed(&g->np_active, 1);
@@ -586,7 +575,7 @@ static void *np_main(void *arg)
         pthread_setaffinity_np(pthread_self(), sizeof set, &set);
     }
     const uint64_t spin_ns = ctx->cfg.v[RQI_CFG_NP_SPIN_US] * 1000u;
-    uint64_t idle_since = mono_ns();
+    uint64_t idle_since = rqi_mono_ns();
     unsigned idle = 0;
     while (!rqi_load_acquire(&g->np_stop)) {
         if (serve_locked(ctx, 0) > 0) {
@@ -598,10 +587,10 @@ static void *np_main(void *arg)
             continue;
         }
         if (idle == 64) {
-            idle_since = mono_ns();
+            idle_since = rqi_mono_ns();
             continue;
         }
-        if ((idle & 63u) == 0 && mono_ns() - idle_since >= spin_ns) {
+        if ((idle & 63u) == 0 && rqi_mono_ns() - idle_since >= spin_ns) {
             np_sleep(ctx);
             idle = 0;
         } else {
@@ -664,7 +653,7 @@ void rqi_gas_fini(rq_ctx_t *ctx)
     if (g->np_running) {
         rqi_store_release(&g->np_stop, 1);
         if (g->area != NULL && atomic_exchange(&g->area->np_sleep, 0u) != 0)
-            futex(&g->area->np_sleep, FUTEX_WAKE, 1, NULL);
+            rqi_futex(&g->area->np_sleep, FUTEX_WAKE, 1, NULL);
         pthread_join(g->np_thread, NULL);
         g->np_running = 0;
     }

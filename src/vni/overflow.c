@@ -26,18 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/sys.h"
 #include "am/am.h"
 #include "ctx.h"
 #include "deliver/deliver.h"
 
 #define CHECK_INTERVAL_NS 1000000u /* read /proc/meminfo at most once per ms */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* MemAvailable in bytes (the kernel's estimate of memory available
  * without swapping), or UINT64_MAX when it cannot be read. */
@@ -75,7 +70,7 @@ int rqi_overflow_init(rq_ctx_t *ctx)
 void rqi_overflow_check(rq_ctx_t *ctx)
 {
     struct rqi_vni *v = &ctx->vni;
-    uint64_t t = mono_ns();
+    uint64_t t = rqi_mono_ns();
     if (v->ovf_member || t < v->ovf_next_check_ns)
         return;
     v->ovf_next_check_ns = t + CHECK_INTERVAL_NS;

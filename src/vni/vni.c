@@ -1,6 +1,7 @@
 /* vni.c - atomicity sections, interrupts and the progress thread (the
  * ownership protocol and its fences are in vni.h). */
 #define _GNU_SOURCE
+#include "core/sys.h"
 #include "vni/vni.h"
 
 #include <linux/futex.h>
@@ -21,18 +22,7 @@ _Atomic uint32_t rqi_vni_fence_word;
  * kept only to validate begin/end pairs). */
 static _Thread_local int progress_atomic;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
-static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
-{
-    /* Not FUTEX_PRIVATE: senders in other processes wake it. */
-    return syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
-}
 
 /* ---- the doorbell ----------------------------------------------------- */
 
@@ -41,7 +31,7 @@ static void bell_ring(struct rqi_vni_area *a, uint32_t bit)
     /* The RMW is the sender's half of the sleeping/bell Dekker pair. */
     uint32_t old = atomic_fetch_or(&a->bell, bit);
     if ((old & bit) != bit && atomic_load(&a->sleeping) != 0)
-        futex(&a->bell, FUTEX_WAKE, 1, NULL);
+        rqi_futex(&a->bell, FUTEX_WAKE, 1, NULL);
 }
 
 /* Take the pending bits, sleeping until some arrive or timeout_ns passes
@@ -55,7 +45,7 @@ static uint32_t bell_take(struct rqi_vni_area *a, uint64_t timeout_ns)
     bits = atomic_exchange(&a->bell, 0u);
     if (bits == 0) {
         struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
-        futex(&a->bell, FUTEX_WAIT, 0u, timeout_ns == UINT64_MAX ? NULL : &ts);
+        rqi_futex(&a->bell, FUTEX_WAIT, 0u, timeout_ns == UINT64_MAX ? NULL : &ts);
         bits = atomic_exchange(&a->bell, 0u);
     }
     atomic_store(&a->sleeping, 0u);
@@ -209,7 +199,7 @@ static void *progress_main(void *arg)
     uint64_t deadline = 0;
     for (;;) {
         /* deadline UINT64_MAX: a claim backed off; RQI_BELL_RETRY resumes. */
-        uint64_t wait = UINT64_MAX, t = mono_ns();
+        uint64_t wait = UINT64_MAX, t = rqi_mono_ns();
         if (full && deadline != UINT64_MAX)
             wait = deadline > t ? deadline - t : 0;
         uint32_t bits = bell_take(v->area, wait);
@@ -229,7 +219,7 @@ static void *progress_main(void *arg)
         if ((bits & RQI_BELL_FULL) && v->timeout_ns != 0 && !full) {
             full = 1;
             lanes_snapshot(ctx, heads);
-            deadline = buffering ? 0 : mono_ns() + v->timeout_ns;
+            deadline = buffering ? 0 : rqi_mono_ns() + v->timeout_ns;
         }
         /* Cut short by the main thread, an interrupt claims again: the
          * claim backs off (deferred) while the main thread is busy, and its
@@ -238,7 +228,7 @@ static void *progress_main(void *arg)
             intr = run_interrupt(ctx);
             unclaim(v);
         }
-        if (full && mono_ns() >= deadline) {
+        if (full && rqi_mono_ns() >= deadline) {
             int empty = lanes_snapshot(ctx, now);
             int moved = 0;
             for (unsigned l = 0; l < ctx->nlanes; l++)
