@@ -118,23 +118,20 @@ static int main_busy(const struct rqi_vni *v, int handlers)
  * RQI_BELL_RETRY). */
 static int claim(struct rqi_vni *v, int handlers)
 {
-    rqi_store_relaxed(&v->claim, 1u);
-    progress_fence(v);
-    if (!main_busy(v, handlers))
-        return 1;
-    atomic_store(&v->deferred, 1u);
-    rqi_store_release(&v->claim, 0u);
-    /* The main thread may have left between our check and deferred = 1
-     * without seeing it: look again after the same fence. */
-    progress_fence(v);
-    if (!main_busy(v, handlers)) {
-        atomic_store(&v->deferred, 0u);
+    /* Two tries: the main thread may leave between our look and
+     * deferred = 1 without seeing it, so look again after the fence. */
+    for (int tries = 0; tries < 2; tries++) {
         rqi_store_relaxed(&v->claim, 1u);
         progress_fence(v);
-        if (!main_busy(v, handlers))
+        if (!main_busy(v, handlers)) {
+            atomic_store(&v->deferred, 0u);
             return 1;
+        }
         atomic_store(&v->deferred, 1u);
         rqi_store_release(&v->claim, 0u);
+        progress_fence(v);
+        if (main_busy(v, handlers))
+            return 0;
     }
     return 0;
 }
