@@ -35,7 +35,7 @@ struct rqi_reasm {
     uint32_t          src, tag;
     uint16_t          qid;
     uint8_t           nargs, flags;
-    uint64_t          args[RQ_MAX_ARGS];
+    uint64_t          args[RQ_MAX_ARGS + 1]; /* + a PDQ key */
     char             *buf;
 };
 
@@ -108,7 +108,49 @@ struct rq_ctx {
      * control (src/vni/vni.h) */
     struct rqi_vni     vni;
 
+    /* the context lock: thread-safe mode (src/core/mt.h) */
+    struct rqi_mt      mt;
+
+    /* parallel dispatch queues attached to queue ids (src/pdq/pdq.h) */
+    struct rq_pdq     *pdq[RQ_MAX_QUEUES];
+
     rq_stats_t         stats;
 };
+
+/* Nonzero while this thread runs a PDQ handler (src/pdq/pdq.c). */
+extern _Thread_local int rqi_pdq_handler_depth __attribute__((tls_model("initial-exec")));
+
+/* Inside a handler: an AM handler of the context's owner, or a PDQ
+ * handler on this thread.  Handlers run nothing else and never wait. */
+static inline int rqi_in_handler(const rq_ctx_t *ctx)
+{
+    return ctx->in_handler || rqi_pdq_handler_depth != 0;
+}
+
+/* Bracket a public call that touches the context: the context lock
+ * (thread-safe mode), then the ownership protocol against the progress
+ * thread.  Returns what rqi_ctx_leave needs. */
+static RQI_ALWAYS_INLINE int rqi_ctx_enter(rq_ctx_t *ctx)
+{
+    int locked = rqi_call_lock(&ctx->mt);
+    rqi_vni_enter(&ctx->vni, ctx);
+    return locked;
+}
+
+static RQI_ALWAYS_INLINE void rqi_ctx_leave(rq_ctx_t *ctx, int locked)
+{
+    rqi_vni_leave(&ctx->vni, ctx);
+    if (locked)
+        rqi_mt_unlock(&ctx->mt);
+}
+
+/* The body of a public call, bracketed (ctx already checked non-NULL). */
+#define RQI_GUARDED(ctx, call)                          \
+    do {                                                \
+        int rqi_l_ = rqi_ctx_enter(ctx);                \
+        int rqi_rc_ = (call);                           \
+        rqi_ctx_leave((ctx), rqi_l_);                   \
+        return rqi_rc_;                                 \
+    } while (0)
 
 #endif

@@ -59,6 +59,7 @@ static void ctx_free(rq_ctx_t *ctx)
         rqi_vbuf_destroy(&ctx->ob, ctx->outbox, (unsigned)ctx->size);
     free(ctx->outbox);
     rqi_peers_close(&ctx->peers);
+    pthread_mutex_destroy(&ctx->mt.mu);
     free(ctx->tx);
     free(ctx->seg);
     rqi_shm_detach(&ctx->shm);
@@ -77,6 +78,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         return RQ_ENOMEM;
     ctx->shm.fd = -1;
     char err[256];
+    rqi_mt_init(&ctx->mt);
     if (rqi_config_load(&ctx->cfg, err, sizeof err) != 0) {
         fprintf(stderr, "librq: %s\n", err);
         free(ctx);
@@ -146,6 +148,8 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         ctx_free(ctx);
         return rc;
     }
+    if (ctx->cfg.v[RQI_CFG_THREAD_SAFE])
+        rqi_store_relaxed(&ctx->mt.on, 1u);
     *out = ctx;
     return 0;
 }
@@ -154,10 +158,14 @@ int rq_finalize(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
-    if (ctx->in_handler || rqi_vni_on_progress)
+    if (rqi_in_handler(ctx) || rqi_vni_on_progress)
         return RQ_EPERM;
-    /* The progress thread stops first: from here on this thread alone
+    /* Open PDQs are drained and closed (their threads may still send),
+     * then the progress thread stops: from here on this thread alone
      * owns the context. */
+    for (unsigned qid = 0; qid < RQ_MAX_QUEUES; qid++)
+        if (ctx->pdq[qid] != NULL)
+            (void)rq_pdq_close(ctx->pdq[qid]);
     rqi_vni_fini(ctx);
     /* Complete our global-address operations, deliver every parked
      * packet, then meet: nobody may still send to us once we unmap (every

@@ -134,11 +134,39 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_stats(ctx, &st), 0);
     CHECK(st.sent == 2 && st.received == 2 && st.rejected == 0);
     /* pdq */
-    rq_pdq_t *pdq;
+    rq_pdq_t *pdq = (rq_pdq_t *)&st, *pdq2;
     rq_pdq_attr_t at = {1, RQ_PDQ_DEDICATED, 16};
-    CHECK_EQ(rq_pdq_open(ctx, 2, &at, &pdq), RQ_ENOTSUP);
     CHECK_EQ(rq_pdq_open(ctx, 2, NULL, &pdq), RQ_EINVAL);
+    CHECK(pdq == NULL); /* *pdq cleared on failure */
+    CHECK_EQ(rq_pdq_open(NULL, 2, &at, &pdq), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_open(ctx, 2, &at, NULL), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_open(ctx, RQ_AM_QUEUE, &at, &pdq), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_open(ctx, RQ_MAX_QUEUES, &at, &pdq), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_open(ctx, 1, &at, &pdq), RQ_EINVAL); /* a plain queue already */
+    rq_pdq_attr_t bad[] = {{0, RQ_PDQ_DEDICATED, 0}, {1025, RQ_PDQ_DEDICATED, 0},
+                           {1, 0, 0}, {1, 3, 0}, {1, RQ_PDQ_MULTIPLEXED, 65537}};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_EQ(rq_pdq_open(ctx, 2, &bad[i], &pdq), RQ_EINVAL);
     CHECK_EQ(rq_pdq_help(NULL, 1), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_drain(NULL), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_close(NULL), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_open(ctx, 2, &at, &pdq), 0);
+    CHECK_EQ(rq_pdq_open(ctx, 2, &at, &pdq2), RQ_EINVAL); /* one PDQ per qid */
+    CHECK_EQ(rq_queue_open(ctx, 2), RQ_EINVAL);           /* nor a plain queue */
+    CHECK_EQ(rq_peek(ctx, 2, &v), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(NULL, 0, 2, 1, 5, a, 1, NULL, 0, 0), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(ctx, 1, 2, 1, 5, a, 1, NULL, 0, 0), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(ctx, -1, 2, 1, 5, a, 1, NULL, 0, 0), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(ctx, 0, RQ_AM_QUEUE, 1, 5, a, 1, NULL, 0, 0), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(ctx, 0, RQ_MAX_QUEUES, 1, 5, a, 1, NULL, 0, 0), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(ctx, 0, 2, 1, RQ_MAX_HANDLERS, a, 1, NULL, 0, 0), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(ctx, 0, 2, 1, 5, a, RQ_MAX_ARGS + 1, NULL, 0, 0), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(ctx, 0, 2, 1, 5, NULL, 1, NULL, 0, 0), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(ctx, 0, 2, 1, 5, a, 1, NULL, 3, 0), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_enqueue(ctx, 0, 2, 1, 5, a, 1, NULL, 0, 0x80), RQ_EINVAL);
+    CHECK_EQ(rq_pdq_drain(pdq), 0);
+    CHECK_EQ(rq_pdq_help(pdq, 0), 0);
+    CHECK_EQ(rq_pdq_close(pdq), 0);
     /* an unregistered handler id: rejected and counted, nothing runs */
     CHECK_EQ(rq_request(ctx, 0, 5, a, 1, NULL, 0, 0), 0);
     CHECK_EQ(rq_poll(ctx), 0);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "deliver/deliver.h"
+#include "pdq/pdq.h"
 
 static inline int rank_ok(const rq_ctx_t *ctx, int r) { return (unsigned)r < (unsigned)ctx->size; }
 
@@ -76,6 +77,8 @@ static RQI_ALWAYS_INLINE int try_write(rq_ctx_t *ctx, int dst, const struct pkt_
         return RQ_EAGAIN;
     write_packet(ctx, dst, p, pos, n, d);
     note_sent(ctx, dst, d->qid, d->tag, d->pflags, d->sflags);
+    if (RQI_UNLIKELY(d->pflags & RQI_PF_KEY))
+        rqi_pdq_sent(ctx, dst, d->qid);
     return 0;
 }
 
@@ -85,7 +88,7 @@ static void outbox_flush(rq_ctx_t *ctx, int dst)
     struct rqi_vfifo *f = &ctx->outbox[dst];
     struct rqi_vrec *r;
     while ((r = rqi_vfifo_head(f)) != NULL) {
-        struct pkt_desc d = {r->kind, r->qid, r->tag, r->flags & RQI_PF_SYSTEM, r->nargs,
+        struct pkt_desc d = {r->kind, r->qid, r->tag, r->flags & (RQI_PF_SYSTEM | RQI_PF_KEY), r->nargs,
                              r->args, r->data, r->len,
                              {r->args[r->nargs], r->args[r->nargs + 1], r->args[r->nargs + 2]},
                              (r->flags & RQI_VR_INTR) ? RQ_INTERRUPT : 0u};
@@ -137,7 +140,7 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
             return RQ_EPEER;
         /* Overflow control: the job is stopped (src/vni/overflow.c). */
         if (RQI_UNLIKELY(rqi_load_relaxed(&ctx->shm.hdr->overflow_ranks) != 0) &&
-            !ctx->in_handler && !rqi_vni_on_progress && !ctx->vni.ovf_member) {
+            !rqi_in_handler(ctx) && !rqi_vni_on_progress && !ctx->vni.ovf_member) {
             int rc = rqi_overflow_wait(ctx);
             if (rc != 0)
                 return rc;
@@ -313,11 +316,11 @@ int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
     if (ctx == NULL || id >= RQ_MAX_HANDLERS || (flags & ~RQ_HF_INTERRUPT) != 0)
         return RQ_EINVAL;
     /* Bracketed: the progress thread may be reading the table. */
-    rqi_vni_enter(&ctx->vni, ctx);
+    int locked = rqi_ctx_enter(ctx);
     ctx->handlers[id].fn = fn;
     ctx->handlers[id].arg = arg;
     ctx->handlers[id].flags = flags;
-    rqi_vni_leave(&ctx->vni, ctx);
+    rqi_ctx_leave(ctx, locked);
     return 0;
 }
 
@@ -350,7 +353,7 @@ int rqi_poll(rq_ctx_t *ctx)
         rqi_gas_serve(ctx);
     else if (ctx->gas.strategy == RQI_GAS_NP && !rqi_load_relaxed(&ctx->gas.np_active))
         rqi_gas_help(ctx);
-    if (RQI_UNLIKELY(ctx->in_handler))
+    if (RQI_UNLIKELY(rqi_in_handler(ctx)))
         return 0; /* handlers are atomic: none runs inside another */
     if (RQI_UNLIKELY(ctx->ob.records != 0))
         rqi_outbox_flush_all(ctx);
@@ -430,7 +433,7 @@ int rq_wait_until(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_leas
 {
     if (ctx == NULL || word == NULL)
         return RQ_EINVAL;
-    if (ctx->in_handler)
+    if (rqi_in_handler(ctx))
         return RQ_EPERM;
     struct word_wait w = {word, at_least};
     RQI_GUARDED(ctx, rqi_poll_until(ctx, word_reached, &w));

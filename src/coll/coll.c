@@ -93,7 +93,7 @@ static int barrier_body(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
-    if (ctx->in_handler)
+    if (rqi_in_handler(ctx))
         return RQ_EPERM;
     return rqi_barrier(ctx);
 }
@@ -165,7 +165,7 @@ static int broadcast_body(rq_ctx_t *ctx, int root, void *buf, size_t len)
 {
     if (ctx == NULL || root < 0 || root >= ctx->size || (len != 0 && buf == NULL))
         return RQ_EINVAL;
-    if (ctx->in_handler)
+    if (rqi_in_handler(ctx))
         return RQ_EPERM;
     return bcast(ctx, ctx->coll_seq++, root, buf, len);
 }
@@ -194,7 +194,7 @@ static int allreduce_body(rq_ctx_t *ctx, const void *in, void *out, size_t count
         (dtype != RQ_INT64 && dtype != RQ_UINT64 && dtype != RQ_DOUBLE) ||
         (op != RQ_SUM && op != RQ_MIN && op != RQ_MAX) || count > RQI_FRAG_MAX / 8)
         return RQ_EINVAL;
-    if (ctx->in_handler)
+    if (rqi_in_handler(ctx))
         return RQ_EPERM;
     size_t len = count * 8;
     uint64_t seq = ctx->coll_seq++;

@@ -54,6 +54,14 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_OVERFLOW_FREE_BYTES] = {"RQ_OVERFLOW_FREE_BYTES", 0, 0, UINT64_MAX, 0,
         "overflow control: the node is low on memory below this much MemAvailable "
         "(0: a tenth of physical memory)", NULL},
+    [RQI_CFG_THREAD_SAFE] = {"RQ_THREAD_SAFE", 0, 0, 1, 0,
+        "1: every call may come from any thread (a context lock); on by itself once a PDQ is open", NULL},
+    [RQI_CFG_PDQ_WINDOW] = {"RQ_PDQ_WINDOW", 64, 1, 65536, 0,
+        "PDQ search window: queued messages a dispatch examines (when rq_pdq_attr.window is 0)", NULL},
+    [RQI_CFG_PDQ_SPIN_US] = {"RQ_PDQ_SPIN_US", 50, 0, 1000000, 0,
+        "how long an idle PDQ thread looks for work before it sleeps", NULL},
+    [RQI_CFG_PDQ_FALLBACK_US] = {"RQ_PDQ_FALLBACK_US", 200, 0, 60000000, 0,
+        "multiplexed PDQ: how long messages wait for rq_pdq_help before a fallback thread runs them", NULL},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "core/sys.h"
 #include "deliver/deliver.h"
+#include "pdq/pdq.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -69,6 +70,8 @@ void rqi_msg_from_vrec(struct rqi_vrec *r, rq_msg_t *m)
     m->data = r->data;
     m->len = r->len;
     m->key = RQ_KEY_NOSYNC;
+    if ((r->flags & RQI_PF_KEY) && r->nargs != 0)
+        m->key = r->args[--m->nargs];
     m->rqi_flags = r->flags & RQI_PF_SYSTEM;
     m->rqi_pad = 0;
 }
@@ -122,6 +125,16 @@ static int reasm_add(rq_ctx_t *ctx, struct rqi_pkt *p)
     r->got += p->len;
     if (r->got < r->total)
         return 0;
+    if (ctx->pdq[r->qid] != NULL) {
+        if (rqi_pdq_push(ctx->pdq[r->qid], r->src, r->tag, r->flags, r->args, r->nargs, r->buf,
+                         r->total, RQI_PDQ_OWN) != 0) {
+            r->got -= p->len;
+            return RQ_ENOMEM;
+        }
+        *pp = r->next;
+        free(r);
+        return 0;
+    }
     struct rqi_vrec *v = rqi_vbuf_push(&ctx->vb, &ctx->fifo[r->qid], r->nargs, 0);
     if (v == NULL) {
         r->got -= p->len;
@@ -151,6 +164,21 @@ int rqi_ingest(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p)
             ctx->stats.rejected++;
         else
             ctx->stats.received++;
+    } else if (RQI_UNLIKELY(ctx->pdq[p->qid] != NULL)) {
+        int rc;
+        if (p->kind == RQI_PK_LONG) {
+            const struct rqi_pkt_long *e = rqi_pkt_ext(p);
+            rc = rqi_pdq_push(ctx->pdq[p->qid], p->src, p->tag, p->flags, rqi_pkt_args(p),
+                              p->nargs, ctx->seg[ctx->rank] + e->off, e->len, RQI_PDQ_BORROW);
+        } else {
+            rc = rqi_pdq_push(ctx->pdq[p->qid], p->src, p->tag, p->flags, rqi_pkt_args(p),
+                              p->nargs, rqi_pkt_payload(p), p->len, RQI_PDQ_COPY);
+        }
+        if (rc != 0) {
+            rx->scan = pos;
+            return rc;
+        }
+        ctx->stats.received++;
     } else {
         size_t inl = p->kind == RQI_PK_INLINE ? p->len : 0;
         struct rqi_vrec *v = rqi_vbuf_push(&ctx->vb, &ctx->fifo[p->qid], p->nargs, inl);
@@ -220,9 +248,14 @@ int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins)
      * ~10 ns of one-way latency between cores that share a cache.  Longer
      * waits pause between polls (kinder to an SMT sibling), and past
      * RQ_SPIN_COUNT give the CPU away (oversubscription). */
+    /* Thread-safe mode: the pause is where other threads get the context
+     * (their sends, a PDQ's intake) while an outermost call waits. */
+    int released = rqi_mt_release_outer(&ctx->mt);
     if (s > ctx->cfg.v[RQI_CFG_SPIN_COUNT])
         sched_yield();
-    else if (s > RQI_BUSY_POLLS)
+    else if (s > RQI_BUSY_POLLS || released)
         rqi_cpu_relax();
+    if (released)
+        rqi_mt_retake(&ctx->mt);
     return 0;
 }

@@ -33,11 +33,17 @@ static inline int rqi_pkt_check(const rq_ctx_t *ctx, const struct rqi_ring_rx *r
         return RQI_PKT_REJECT;
     if (p->kind == RQI_PK_PAD)
         return RQI_PKT_OK;
+    const unsigned keyed = (p->flags & RQI_PF_KEY) != 0;
     if (RQI_UNLIKELY(p->src >= (uint32_t)ctx->size || p->qid >= RQ_MAX_QUEUES ||
-                     p->nargs > RQ_MAX_ARGS || p->len > ctx->medium_max ||
+                     p->nargs > RQ_MAX_ARGS + keyed || p->len > ctx->medium_max ||
                      p->kind < RQI_PK_INLINE || p->kind > RQI_PK_FRAG ||
-                     (p->flags & ~RQI_PF_SYSTEM) != 0 ||
+                     (p->flags & ~(RQI_PF_SYSTEM | RQI_PF_KEY)) != 0 ||
                      p->nslots != rqi_pkt_slots(p->kind, p->nargs, p->len)))
+        return RQI_PKT_REJECT;
+    /* A key word rides behind the arguments of a PDQ message, never on
+     * the AM queue or a system packet. */
+    if (keyed && (p->qid == RQ_AM_QUEUE || (p->flags & RQI_PF_SYSTEM) ||
+                  (p->nargs == 0 && p->kind != RQI_PK_FRAG)))
         return RQI_PKT_REJECT;
     if (p->flags & RQI_PF_SYSTEM) {
         if (p->qid != RQ_AM_QUEUE || p->tag >= RQI_SYS_COUNT)
@@ -52,7 +58,8 @@ static inline int rqi_pkt_check(const rq_ctx_t *ctx, const struct rqi_ring_rx *r
     } else if (p->kind == RQI_PK_FRAG) {
         const struct rqi_pkt_frag *e = rqi_pkt_ext(p);
         if (p->len == 0 || e->total > RQI_FRAG_MAX || e->offset > e->total ||
-            p->len > e->total - e->offset || (e->offset != 0 && p->nargs != 0))
+            p->len > e->total - e->offset || (e->offset != 0 && p->nargs != 0) ||
+            (keyed && e->offset == 0 && p->nargs == 0))
             return RQI_PKT_REJECT;
     }
     return RQI_PKT_OK;
@@ -113,7 +120,9 @@ static inline void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_m
         m->len = p->len;
     }
     m->key = RQ_KEY_NOSYNC;
-    m->rqi_flags = p->flags;
+    if (RQI_UNLIKELY(p->flags & RQI_PF_KEY) && p->nargs != 0)
+        m->key = m->args[--m->nargs];
+    m->rqi_flags = p->flags & RQI_PF_SYSTEM;
     m->rqi_pad = 0;
 }
 

@@ -205,7 +205,7 @@ static int store_sync_body(rq_ctx_t *ctx, uint64_t nbytes)
     unsigned spins = 0;
     /* Pairs with the release RMW of whoever landed the stores. */
     while (rqi_load_acquire(&g->area->stored) < want) {
-        int rc = (!ctx->in_handler && rqi_poll(ctx) > 0) ? 0 : rqi_wait_step(ctx, &spins);
+        int rc = (!rqi_in_handler(ctx) && rqi_poll(ctx) > 0) ? 0 : rqi_wait_step(ctx, &spins);
         if (g->strategy == RQI_GAS_PROC)
             rqi_gas_serve(ctx); /* also inside a handler, where rq_poll does not */
         if (rc != 0)
@@ -219,7 +219,7 @@ static int all_store_sync_body(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
-    if (ctx->in_handler)
+    if (rqi_in_handler(ctx))
         return RQ_EPERM;
     int rc = rqi_gas_quiet(ctx);
     return rc != 0 ? rc : rq_barrier(ctx);

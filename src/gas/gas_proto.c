@@ -364,7 +364,7 @@ static int main_wait_step(rq_ctx_t *ctx, unsigned *spins)
         if (serve_locked(ctx, 1) > 0)
             return 0;
     }
-    if (!ctx->in_handler && rqi_poll(ctx) > 0) {
+    if (!rqi_in_handler(ctx) && rqi_poll(ctx) > 0) {
         *spins = 0;
         return 0;
     }

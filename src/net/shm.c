@@ -22,8 +22,8 @@ static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max)
 {
     /* Quarter of the ring, and within the 16-bit slot count of a packet,
-     * minus room for header, extension and arguments. */
-    uint64_t room = 32 + 24 + 8 * RQ_MAX_ARGS;
+     * minus room for header, extension and arguments (+ a PDQ key). */
+    uint64_t room = 32 + 24 + 8 * (RQ_MAX_ARGS + 1);
     uint64_t cap = ring_bytes / 4 - room;
     uint64_t cap16 = 65535ull * RQI_SLOT_BYTES - room;
     uint64_t m = cfg_max < cap ? cfg_max : cap;

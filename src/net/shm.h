@@ -38,7 +38,7 @@
 #include "net/shm_ring.h"
 
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
-#define RQI_JOB_VERSION 3u
+#define RQI_JOB_VERSION 4u
 #define RQI_MAX_RANKS   4096u
 #define RQI_MAX_LANES   16u
 #define RQI_GAS_RINGS   2u  /* per rank, after its lanes: request, reply */
@@ -72,6 +72,8 @@ struct rqi_vni_area {
     _Alignas(RQI_CACHELINE) _Atomic uint32_t bell; /* futex word: RQI_BELL_* bits pending */
     _Atomic uint32_t sleeping;                     /* 1: the progress thread may be asleep */
     _Alignas(RQI_CACHELINE) _Atomic uint32_t intr_mode; /* RQ_INTR_*; read by senders */
+    _Alignas(RQI_CACHELINE) _Atomic uint64_t pdq_idle;  /* bit q: qid q's PDQ threads all
+                                                           sleep; senders ring RQI_BELL_PDQ */
     _Alignas(RQI_CACHELINE) char end_[1];
 };
 

@@ -1,27 +1,737 @@
-/* pdq.c - parallel dispatch queue: belongs to the PDQ issue; every call
- * returns RQ_ENOTSUP (after rejecting NULL handles with RQ_EINVAL). */
-#include "rq.h"
+/* pdq.c - the parallel dispatch queue (Falsafi & Wood): handlers run on
+ * several threads, serialized per synchronization key by the queue, so no
+ * handler locks or busy-waits.
+ *
+ * STRUCTURE
+ *   Messages for the PDQ's queue id are copied out of the lanes by the
+ *   intake (rqi_pdq_push, called by whoever owns the context: a polling
+ *   application thread, an idle PDQ thread that takes the context lock, or
+ *   the progress thread woken by a doorbell) into `waiting`, a list in
+ *   arrival order.  Dispatch scans at most `window` entries from its head
+ *   and takes the first that may run:
+ *     RQ_KEY_NOSYNC      always;
+ *     RQ_KEY_SEQUENTIAL  only at the head with nothing running; then
+ *                        nothing else is dispatched until it completes;
+ *                        the scan never passes it (later messages wait);
+ *     any other key      when no handler with that key runs (`busy`).
+ *   A skipped message keeps its place, so per-key order is arrival order
+ *   (an earlier message of a key is always found before a later one).
+ *   Dispatched entries move to `running` until their handler returns.
+ *
+ * WHO WRITES WHAT (memory ordering)
+ *   Every field below `mu` is read and written under `mu` (a pthread mutex:
+ *   its lock acquires and its unlock releases), including the entries'
+ *   links, `busy`, the counters and `stop`; handlers run outside it, on an
+ *   entry no other thread touches while it is in `running`.
+ *   No lost wakeup: a push signals `work` when a thread sleeps, and a
+ *   completing thread dispatches again itself (signalling when a second
+ *   entry may run).  A thread that found nothing sleeps only if `events`
+ *   (pushes + completions) has not moved since it looked, both under mu.
+ *   last_help_ns  stored relaxed by helpers, read relaxed by fallback
+ *                 threads: a heuristic clock, no data rides on it.
+ *   area->pdq_idle (job segment)  bit qid is set (seq_cst RMW) when the
+ *                 last awake PDQ thread goes to sleep, cleared when one
+ *                 wakes.  A sender publishes its packet (release), then
+ *                 issues a seq_cst fence and loads the bit; the sleeper
+ *                 sets the bit, then loads the lanes' tails and heads
+ *                 (seq_cst RMW before them).  One of the two sees the
+ *                 other, so either the sender or the sleeper rings
+ *                 RQI_BELL_PDQ and the progress thread takes the packet
+ *                 in (waking a PDQ thread through `work`).
+ *
+ * LOCK ORDER  context lock (core/mt.h) -> mu.  A thread holding mu never
+ * takes the context lock, and handlers run holding neither.
+ */
+#define _GNU_SOURCE
+#include "pdq/pdq.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "am/am.h"
+#include "core/sys.h"
+#include "deliver/deliver.h"
+#include "pdq/keyset.h"
+
+_Thread_local int rqi_pdq_handler_depth __attribute__((tls_model("initial-exec")));
+
+#define PDQ_MAX_THREADS 1024u
+#define PDQ_SMALL_BYTES 256u /* entries up to this size are recycled */
+#define PDQ_FREE_MAX    4096u
+
+struct pdq_entry {
+    struct pdq_entry *next, *prev;
+    uint64_t          key, seq;
+    void             *data;
+    size_t            len;
+    uint32_t          src, tag;
+    uint8_t           nargs, how, small, pad_;
+    uint32_t          bytes; /* accounted size */
+    _Alignas(8) uint64_t args[];
+};
+
+struct pdq_list { struct pdq_entry *head, *tail; };
+
+struct rq_pdq {
+    rq_ctx_t        *ctx;
+    unsigned         qid, nthreads, window;
+    int              mode;
+    uint64_t         spin_ns, fallback_ns;
+    pthread_t       *threads;
+    unsigned         started;
+    _Atomic uint64_t last_help_ns;
+
+    pthread_mutex_t  mu;
+    pthread_cond_t   work;   /* PDQ threads sleep here */
+    struct pdq_list  waiting, running;
+    struct rqi_keyset busy;  /* keys of running handlers */
+    int              seq_running;
+    unsigned         nrunning, sleepers, awake;
+    int              stop;
+    uint64_t         arrived, handled, queued, queued_max;
+    uint64_t         events; /* pushes + completions: what may make work */
+    uint64_t         bytes, limit;
+    uint64_t         rejected;
+    struct pdq_entry *free_small;
+    unsigned         nfree;
+};
+
+/* ---- lists ------------------------------------------------------------ */
+
+static void list_append(struct pdq_list *l, struct pdq_entry *e)
+{
+    e->next = NULL;
+    e->prev = l->tail;
+    if (l->tail != NULL)
+        l->tail->next = e;
+    else
+        l->head = e;
+    l->tail = e;
+}
+
+static void list_unlink(struct pdq_list *l, struct pdq_entry *e)
+{
+    if (e->prev != NULL)
+        e->prev->next = e->next;
+    else
+        l->head = e->next;
+    if (e->next != NULL)
+        e->next->prev = e->prev;
+    else
+        l->tail = e->prev;
+}
+
+/* ---- intake ------------------------------------------------------------ */
+
+static void entry_free(struct rq_pdq *q, struct pdq_entry *e)
+{
+    q->bytes -= e->bytes;
+    if (e->how == RQI_PDQ_OWN)
+        free(e->data);
+    if (e->small && q->nfree < PDQ_FREE_MAX) {
+        e->next = q->free_small;
+        q->free_small = e;
+        q->nfree++;
+    } else {
+        free(e);
+    }
+}
+
+/* Queue a message whose key is already split from its arguments. */
+static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key,
+                      const uint64_t *args, unsigned nargs, void *data, size_t len, int how)
+{
+    size_t inl = how == RQI_PDQ_COPY ? len : 0;
+    size_t size = sizeof(struct pdq_entry) + 8u * nargs + inl;
+    uint64_t acct = size + (how == RQI_PDQ_OWN ? len : 0);
+    int small = size <= PDQ_SMALL_BYTES;
+    pthread_mutex_lock(&q->mu);
+    if (q->limit != 0 && q->bytes + acct > q->limit) {
+        pthread_mutex_unlock(&q->mu);
+        return RQ_ENOMEM; /* RQ_VBUF_MAX: the packet waits in its lane */
+    }
+    struct pdq_entry *e = NULL;
+    if (small && q->free_small != NULL) {
+        e = q->free_small;
+        q->free_small = e->next;
+        q->nfree--;
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (e == NULL && (e = malloc(small ? PDQ_SMALL_BYTES : size)) == NULL)
+        return RQ_ENOMEM;
+    e->key = key;
+    e->src = src;
+    e->tag = tag;
+    e->nargs = (uint8_t)nargs;
+    e->how = (uint8_t)how;
+    e->small = (uint8_t)small;
+    e->bytes = (uint32_t)acct;
+    e->len = len;
+    memcpy(e->args, args, 8u * nargs);
+    if (how == RQI_PDQ_COPY) {
+        e->data = e->args + nargs;
+        if (len != 0)
+            memcpy(e->data, data, len);
+    } else {
+        e->data = data;
+    }
+    pthread_mutex_lock(&q->mu);
+    e->seq = q->arrived++;
+    q->bytes += acct;
+    list_append(&q->waiting, e);
+    q->events++;
+    if (++q->queued > q->queued_max)
+        q->queued_max = q->queued;
+    if (q->sleepers != 0)
+        pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    return 0;
+}
+
+int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
+                 const uint64_t *args, unsigned nargs, void *data, size_t len, int how)
+{
+    uint64_t key = RQ_KEY_NOSYNC; /* a plain rq_enqueue to a PDQ's qid */
+    if ((flags & RQI_PF_KEY) && nargs != 0)
+        key = args[--nargs];
+    return entry_push(q, src, tag, key, args, nargs, data, len, how);
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+/* The first entry of the window that may run now, moved to `running`, or
+ * NULL.  *more: another entry of the window may run too. */
+static struct pdq_entry *dispatch(struct rq_pdq *q, int *more)
+{
+    *more = 0;
+    if (q->seq_running)
+        return NULL;
+    struct pdq_entry *take = NULL;
+    unsigned n = 0;
+    for (struct pdq_entry *e = q->waiting.head; e != NULL && n < q->window; e = e->next, n++) {
+        int ok;
+        if (e->key == RQ_KEY_NOSYNC)
+            ok = 1;
+        else if (e->key == RQ_KEY_SEQUENTIAL)
+            ok = take == NULL && e == q->waiting.head && q->nrunning == 0;
+        else
+            ok = (take == NULL || e->key != take->key) && !rqi_keyset_has(&q->busy, e->key);
+        if (e->key == RQ_KEY_SEQUENTIAL && !ok)
+            break; /* nothing passes a sequential message */
+        if (!ok)
+            continue;
+        if (take != NULL) {
+            *more = 1;
+            break;
+        }
+        if (e->key == RQ_KEY_SEQUENTIAL) {
+            take = e;
+            break; /* it runs alone */
+        }
+        if (e->key != RQ_KEY_NOSYNC && rqi_keyset_reserve(&q->busy) != 0)
+            return NULL; /* out of memory: retried at the next dispatch */
+        take = e;
+    }
+    if (take == NULL)
+        return NULL;
+    list_unlink(&q->waiting, take);
+    q->queued--;
+    list_append(&q->running, take);
+    q->nrunning++;
+    if (take->key == RQ_KEY_SEQUENTIAL)
+        q->seq_running = 1;
+    else if (take->key != RQ_KEY_NOSYNC)
+        rqi_keyset_put(&q->busy, take->key);
+    return take;
+}
+
+static void complete(struct rq_pdq *q, struct pdq_entry *e)
+{
+    list_unlink(&q->running, e);
+    q->nrunning--;
+    if (e->key == RQ_KEY_SEQUENTIAL)
+        q->seq_running = 0;
+    else if (e->key != RQ_KEY_NOSYNC)
+        rqi_keyset_del(&q->busy, e->key);
+    q->handled++;
+    q->events++;
+    entry_free(q, e);
+}
+
+/* Run e's handler on this thread (no lock held).  0 when no handler is
+ * installed for its id (counted as rejected). */
+static int run(struct rq_pdq *q, struct pdq_entry *e)
+{
+    rq_ctx_t *ctx = q->ctx;
+    if (e->tag >= RQ_MAX_HANDLERS || ctx->handlers[e->tag].fn == NULL)
+        return 0;
+    const struct rqi_handler *h = &ctx->handlers[e->tag];
+    rq_msg_t m = {(int)e->src, q->qid, e->tag, e->nargs, e->args, e->data, e->len, e->key, 0, 0};
+    rqi_pdq_handler_depth++;
+    h->fn(ctx, &m, h->arg);
+    rqi_pdq_handler_depth--;
+    return 1;
+}
+
+/* Complete prev (if any) and take the next entry, under mu; wake one more
+ * thread when a second entry may run too. */
+static struct pdq_entry *next_locked(struct rq_pdq *q, struct pdq_entry *prev, int ran)
+{
+    if (prev != NULL) {
+        if (!ran)
+            q->rejected++;
+        complete(q, prev);
+    }
+    int more;
+    struct pdq_entry *e = dispatch(q, &more);
+    if (more && q->sleepers != 0)
+        pthread_cond_signal(&q->work);
+    return e;
+}
+
+/* Take in the PDQ packets at the heads of our lanes, if the context is
+ * free: the intake when nobody polls.  A lane whose head is another
+ * queue's packet is left to the application's poll (or, once every PDQ
+ * thread sleeps, to the progress thread).  Returns packets taken. */
+static unsigned pump(struct rq_pdq *q)
+{
+    rq_ctx_t *ctx = q->ctx;
+    if (!rqi_mt_trylock(&ctx->mt))
+        return 0;
+    rqi_vni_enter(&ctx->vni, ctx);
+    unsigned n = 0;
+    for (unsigned l = 0; l < ctx->nlanes; l++) {
+        struct rqi_ring_rx *rx = &ctx->rx[l];
+        struct rqi_pkt *p;
+        while ((p = rqi_rx_next_lane(ctx, rx)) != NULL && ctx->pdq[p->qid] != NULL) {
+            if (rqi_ingest(ctx, rx, p) != 0)
+                break;
+            n++;
+        }
+    }
+    rqi_vni_leave(&ctx->vni, ctx);
+    rqi_mt_unlock(&ctx->mt);
+    return n;
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+static _Atomic uint64_t *idle_word(struct rq_pdq *q)
+{
+    return &rqi_shm_area(&q->ctx->shm, (uint32_t)q->ctx->rank)->vni.pdq_idle;
+}
+
+/* Some lane holds a published packet not yet released (read from the
+ * shared words, without owning the context). */
+static int lanes_busy(const rq_ctx_t *ctx)
+{
+    for (unsigned l = 0; l < ctx->nlanes; l++) {
+        const struct rqi_ring_ctrl *c = ctx->rx[l].ctrl;
+        if (rqi_load_acquire(&c->tail) != rqi_load_acquire(&c->head))
+            return 1;
+    }
+    return 0;
+}
+
+/* Under mu: the last awake thread arms the doorbell before it sleeps. */
+static void sleep_arm(struct rq_pdq *q)
+{
+    atomic_fetch_or(idle_word(q), 1ull << q->qid);
+    /* Packets published before the bit was visible: have them taken in. */
+    if (lanes_busy(q->ctx))
+        rqi_vni_ring(q->ctx, q->ctx->rank, RQI_BELL_PDQ);
+}
+
+static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t d = deadline > now ? deadline - now : 0;
+    ts.tv_sec += (time_t)(d / 1000000000u);
+    ts.tv_nsec += (long)(d % 1000000000u);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&q->work, &q->mu, &ts);
+}
+
+/* Under mu: sleep until signalled (or until deadline, 0: none). */
+static void sleep_locked(struct rq_pdq *q, uint64_t deadline)
+{
+    q->sleepers++;
+    if (--q->awake == 0)
+        sleep_arm(q);
+    if (deadline != 0)
+        wait_until_ns(q, deadline);
+    else
+        pthread_cond_wait(&q->work, &q->mu);
+    q->sleepers--;
+    if (q->awake++ == 0)
+        atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
+}
+
+/* Multiplexed mode: an application thread helped within the bound; the
+ * fallback threads stay out of its way until then. */
+static uint64_t help_deadline(struct rq_pdq *q)
+{
+    if (q->mode != RQ_PDQ_MULTIPLEXED)
+        return 0;
+    uint64_t until = rqi_load_relaxed(&q->last_help_ns) + q->fallback_ns;
+    return rqi_mono_ns() < until ? until : 0;
+}
+
+static void *worker_main(void *arg)
+{
+    struct rq_pdq *q = arg;
+    uint64_t idle_since = 0;
+    unsigned spins = 0;
+    pthread_mutex_lock(&q->mu);
+    struct pdq_entry *e = NULL;
+    int ran = 0;
+    while (!q->stop) {
+        uint64_t helped = help_deadline(q);
+        if (helped != 0) {
+            if (e != NULL) {
+                complete(q, e); /* finish the bookkeeping of the last one */
+                e = NULL;
+            }
+            sleep_locked(q, helped);
+            continue;
+        }
+        e = next_locked(q, e, ran);
+        uint64_t seen = q->events;
+        if (e != NULL) {
+            pthread_mutex_unlock(&q->mu);
+            ran = run(q, e);
+            pthread_mutex_lock(&q->mu);
+            idle_since = 0;
+            spins = 0;
+            continue;
+        }
+        pthread_mutex_unlock(&q->mu);
+        unsigned got = pump(q);
+        uint64_t now = rqi_mono_ns();
+        if (got == 0) {
+            if (idle_since == 0)
+                idle_since = now;
+            /* Oversubscribed or idle: be kind to the threads with work. */
+            if (++spins > 16)
+                sched_yield();
+            else
+                for (int i = 0; i < 32; i++)
+                    rqi_cpu_relax();
+        }
+        pthread_mutex_lock(&q->mu);
+        /* A push or completion while mu was free signalled nobody (this
+         * thread was no sleeper): dispatch again before sleeping. */
+        if (got == 0 && now - idle_since >= q->spin_ns && !q->stop && q->events == seen) {
+            sleep_locked(q, 0);
+            idle_since = 0;
+            spins = 0;
+        }
+    }
+    if (e != NULL)
+        complete(q, e);
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* ---- public calls ------------------------------------------------------ */
+
+static int qid_ok(unsigned qid) { return qid > RQ_AM_QUEUE && qid < RQ_MAX_QUEUES; }
+
+static void pdq_free(struct rq_pdq *q)
+{
+    struct pdq_entry *e;
+    while ((e = q->waiting.head) != NULL) {
+        list_unlink(&q->waiting, e);
+        entry_free(q, e);
+    }
+    while ((e = q->free_small) != NULL) {
+        q->free_small = e->next;
+        free(e);
+    }
+    rqi_keyset_fini(&q->busy);
+    pthread_cond_destroy(&q->work);
+    pthread_mutex_destroy(&q->mu);
+    free(q->threads);
+    free(q);
+}
+
+/* Stop and join the threads (the PDQ stays attached). */
+static void stop_threads(struct rq_pdq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->stop = 1;
+    pthread_cond_broadcast(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    for (unsigned i = 0; i < q->started; i++)
+        pthread_join(q->threads[i], NULL);
+    q->started = 0;
+}
+
+/* Attach q to its qid, taking in what the queue kept before it opened.
+ * The caller owns the context. */
+static int attach(rq_ctx_t *ctx, struct rq_pdq *q)
+{
+    unsigned qid = q->qid;
+    if (ctx->pdq[qid] != NULL || ctx->open[qid] || ctx->view[qid].pkt != NULL)
+        return RQ_EINVAL;
+    struct rqi_vrec *v;
+    while ((v = rqi_vfifo_head(&ctx->fifo[qid])) != NULL) {
+        rq_msg_t m;
+        rqi_msg_from_vrec(v, &m);
+        int rc = entry_push(q, (uint32_t)m.src, m.handler, m.key, m.args, m.nargs, m.data,
+                            m.len, RQI_PDQ_COPY);
+        if (rc != 0)
+            return rc;
+        rqi_vbuf_pop(&ctx->vb, &ctx->fifo[qid]);
+        ctx->stats.buffered++;
+    }
+    rqi_mode_update(ctx);
+    ctx->pdq[qid] = q;
+    return 0;
+}
 
 int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t **pdq)
 {
-    (void)qid;
-    if (ctx == NULL || attr == NULL || pdq == NULL)
+    if (pdq != NULL)
+        *pdq = NULL;
+    if (ctx == NULL || attr == NULL || pdq == NULL || !qid_ok(qid) ||
+        (attr->mode != RQ_PDQ_DEDICATED && attr->mode != RQ_PDQ_MULTIPLEXED) ||
+        attr->threads == 0 || attr->threads > PDQ_MAX_THREADS || attr->window > 65536u)
         return RQ_EINVAL;
-    *pdq = NULL;
-    return RQ_ENOTSUP;
+    if (rqi_in_handler(ctx) || rqi_vni_on_progress)
+        return RQ_EPERM;
+    struct rq_pdq *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return RQ_ENOMEM;
+    q->ctx = ctx;
+    q->qid = qid;
+    q->mode = attr->mode;
+    q->nthreads = attr->threads;
+    q->window = attr->window != 0 ? attr->window : (unsigned)ctx->cfg.v[RQI_CFG_PDQ_WINDOW];
+    q->spin_ns = ctx->cfg.v[RQI_CFG_PDQ_SPIN_US] * 1000u;
+    q->fallback_ns = ctx->cfg.v[RQI_CFG_PDQ_FALLBACK_US] * 1000u;
+    q->limit = ctx->vb.limit;
+    q->threads = calloc(attr->threads, sizeof *q->threads);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (q->threads == NULL || rqi_keyset_init(&q->busy, 64) != 0) {
+        free(q->threads);
+        rqi_keyset_fini(&q->busy);
+        free(q);
+        return RQ_ENOMEM;
+    }
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->work, &ca);
+    pthread_condattr_destroy(&ca);
+    q->awake = attr->threads;
+
+    /* From here on any thread may call into the context (sticky). */
+    rqi_store_relaxed(&ctx->mt.on, 1u);
+    int locked = rqi_ctx_enter(ctx);
+    int rc = attach(ctx, q);
+    rqi_ctx_leave(ctx, locked);
+    if (rc != 0) {
+        pdq_free(q);
+        return rc;
+    }
+    /* Signals go to the application's threads, never to ours. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (; q->started < q->nthreads; q->started++)
+        if (pthread_create(&q->threads[q->started], NULL, worker_main, q) != 0)
+            break;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (q->started < q->nthreads) {
+        rq_pdq_close(q);
+        return RQ_ENOMEM;
+    }
+    *pdq = q;
+    return 0;
 }
+
 int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned handler,
                    const uint64_t *args, unsigned nargs, const void *data, size_t len,
                    unsigned flags)
 {
-    (void)dst; (void)qid; (void)key; (void)handler; (void)args; (void)nargs;
-    (void)data; (void)len; (void)flags;
-    return ctx == NULL ? RQ_EINVAL : RQ_ENOTSUP;
+    int rc = rqi_send_check(ctx, dst, args, nargs, data, len, flags);
+    if (rc != 0)
+        return rc;
+    if (!qid_ok(qid) || handler >= RQ_MAX_HANDLERS)
+        return RQ_EINVAL;
+    /* The key rides as one more argument word (RQI_PF_KEY). */
+    uint64_t a[RQ_MAX_ARGS + 1];
+    for (unsigned i = 0; i < nargs; i++)
+        a[i] = args[i];
+    a[nargs] = key;
+    RQI_GUARDED(ctx, rqi_send(ctx, dst, qid, handler, RQI_PF_KEY, a, nargs + 1, data, len, flags));
 }
+
+void rqi_pdq_sent(rq_ctx_t *ctx, int dst, unsigned qid)
+{
+    /* The sender's half of the pdq_idle Dekker pair (see the top). */
+    rqi_full_fence();
+    _Atomic uint64_t *w = &rqi_shm_area(&ctx->shm, (uint32_t)dst)->vni.pdq_idle;
+    if (qid < 64 && (rqi_load_relaxed(w) & (1ull << qid)) != 0)
+        rqi_vni_ring(ctx, dst, RQI_BELL_PDQ);
+}
+
+/* Run up to max ready handlers on this thread; take packets in once when
+ * none is ready.  Returns handlers run. */
+static int help_run(struct rq_pdq *q, unsigned max)
+{
+    unsigned tries = 0;
+    int n = 0, pumped = 0, more;
+    pthread_mutex_lock(&q->mu);
+    while (tries < max) {
+        struct pdq_entry *e = dispatch(q, &more);
+        if (e == NULL) {
+            if (pumped)
+                break;
+            pthread_mutex_unlock(&q->mu);
+            pumped = 1;
+            unsigned got = pump(q);
+            pthread_mutex_lock(&q->mu);
+            if (got == 0)
+                break;
+            continue;
+        }
+        if (more && q->sleepers != 0)
+            pthread_cond_signal(&q->work);
+        pthread_mutex_unlock(&q->mu);
+        int ran = run(q, e);
+        pthread_mutex_lock(&q->mu);
+        if (!ran)
+            q->rejected++;
+        complete(q, e);
+        n += ran;
+        tries++;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
 int rq_pdq_help(rq_pdq_t *pdq, unsigned max)
 {
-    (void)max;
-    return pdq == NULL ? RQ_EINVAL : RQ_ENOTSUP;
+    if (pdq == NULL)
+        return RQ_EINVAL;
+    if (rqi_in_handler(pdq->ctx) || rqi_vni_on_progress)
+        return RQ_EPERM;
+    rqi_store_relaxed(&pdq->last_help_ns, rqi_mono_ns());
+    if (max == 0)
+        return 0;
+    return help_run(pdq, max);
 }
-int rq_pdq_drain(rq_pdq_t *pdq) { return pdq == NULL ? RQ_EINVAL : RQ_ENOTSUP; }
-int rq_pdq_close(rq_pdq_t *pdq) { return pdq == NULL ? RQ_EINVAL : RQ_ENOTSUP; }
+
+/* Every entry that arrived before `before` has completed (under mu). */
+static int drained_locked(const struct rq_pdq *q, uint64_t before)
+{
+    if (q->waiting.head != NULL && q->waiting.head->seq < before)
+        return 0;
+    for (const struct pdq_entry *e = q->running.head; e != NULL; e = e->next)
+        if (e->seq < before)
+            return 0;
+    return 1;
+}
+
+static int drain_body(struct rq_pdq *q)
+{
+    rq_ctx_t *ctx = q->ctx;
+    /* 1. Everything published to our lanes before this call is taken in
+     *    (our polls take it, running AM handlers as any blocking call). */
+    uint64_t marks[RQI_MAX_LANES];
+    for (unsigned l = 0; l < ctx->nlanes; l++)
+        marks[l] = rqi_load_acquire(&ctx->rx[l].ctrl->tail);
+    unsigned spins = 0;
+    for (;;) {
+        int locked = rqi_ctx_enter(ctx);
+        int n = rqi_poll(ctx);
+        int rc = ctx->failed ? RQ_EPEER : 0;
+        int past = 1;
+        for (unsigned l = 0; l < ctx->nlanes; l++)
+            if (ctx->rx[l].scan < marks[l])
+                past = 0;
+        if (!past && n == 0 && rc == 0)
+            rc = rqi_wait_step(ctx, &spins);
+        rqi_ctx_leave(ctx, locked);
+        if (rc != 0)
+            return rc;
+        if (past)
+            break;
+    }
+    /* 2. Everything taken in so far completes.  A multiplexed PDQ is run
+     *    by idle application threads: this one is idle. */
+    pthread_mutex_lock(&q->mu);
+    uint64_t before = q->arrived;
+    pthread_mutex_unlock(&q->mu);
+    spins = 0;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        int done = drained_locked(q, before);
+        pthread_mutex_unlock(&q->mu);
+        if (done)
+            return 0;
+        if (q->mode == RQ_PDQ_MULTIPLEXED && help_run(q, 64) > 0) {
+            spins = 0;
+            continue;
+        }
+        int locked = rqi_ctx_enter(ctx);
+        int rc = rqi_poll(ctx) > 0 ? 0 : rqi_wait_step(ctx, &spins);
+        rqi_ctx_leave(ctx, locked);
+        if (rc != 0)
+            return rc;
+    }
+}
+
+int rq_pdq_drain(rq_pdq_t *pdq)
+{
+    if (pdq == NULL)
+        return RQ_EINVAL;
+    if (rqi_in_handler(pdq->ctx) || rqi_vni_on_progress)
+        return RQ_EPERM;
+    return drain_body(pdq);
+}
+
+static void close_body(struct rq_pdq *q)
+{
+    rq_ctx_t *ctx = q->ctx;
+    stop_threads(q);
+    int locked = rqi_ctx_enter(ctx);
+    ctx->pdq[q->qid] = NULL;
+    rqi_ctx_leave(ctx, locked);
+    atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
+    /* What came in between the drain and the detach runs here, in order
+     * (one thread: the keys serialize themselves). */
+    int ran = 0;
+    struct pdq_entry *e = NULL;
+    pthread_mutex_lock(&q->mu);
+    while ((e = next_locked(q, e, ran)) != NULL) {
+        pthread_mutex_unlock(&q->mu);
+        ran = run(q, e);
+        pthread_mutex_lock(&q->mu);
+    }
+    pthread_mutex_unlock(&q->mu);
+    pdq_free(q);
+}
+
+int rq_pdq_close(rq_pdq_t *pdq)
+{
+    if (pdq == NULL)
+        return RQ_EINVAL;
+    if (rqi_in_handler(pdq->ctx) || rqi_vni_on_progress)
+        return RQ_EPERM;
+    int rc = drain_body(pdq);
+    close_body(pdq);
+    return rc;
+}

@@ -10,8 +10,8 @@ static int qid_ok(unsigned qid) { return qid > RQ_AM_QUEUE && qid < RQ_MAX_QUEUE
 
 static int queue_open_body(rq_ctx_t *ctx, unsigned qid)
 {
-    if (ctx == NULL || !qid_ok(qid))
-        return RQ_EINVAL;
+    if (ctx == NULL || !qid_ok(qid) || ctx->pdq[qid] != NULL)
+        return RQ_EINVAL; /* a PDQ's qid is the PDQ's */
     ctx->open[qid] = 1;
     return 0;
 }

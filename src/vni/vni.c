@@ -73,6 +73,11 @@ void rqi_vni_sent(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned p
     bell_ring(a, RQI_BELL_INTR);
 }
 
+void rqi_vni_ring(rq_ctx_t *ctx, int dst, uint32_t bit)
+{
+    bell_ring(area_of(ctx, dst), bit);
+}
+
 void rqi_vni_full(rq_ctx_t *ctx, int dst)
 {
     bell_ring(area_of(ctx, dst), RQI_BELL_FULL);
@@ -192,7 +197,7 @@ static void *progress_main(void *arg)
     struct rqi_vni *v = &ctx->vni;
     rqi_vni_on_progress = 1;
     uint64_t heads[RQI_MAX_LANES], now[RQI_MAX_LANES], intr_marks[RQI_MAX_LANES];
-    int intr = 0, full = 0, buffering = 0;
+    int intr = 0, full = 0, buffering = 0, pdq = 0;
     uint64_t deadline = 0;
     for (;;) {
         /* deadline UINT64_MAX: a claim backed off; RQI_BELL_RETRY resumes. */
@@ -223,6 +228,15 @@ static void *progress_main(void *arg)
          * leaving rings RQI_BELL_RETRY. */
         while (intr && claim(v, 1)) {
             intr = run_interrupt(ctx);
+            unclaim(v);
+        }
+        /* A PDQ's threads all sleep and packets came for it: take in
+         * what the lanes hold (no handler runs); the intake wakes them. */
+        if (bits & RQI_BELL_PDQ)
+            pdq = 1;
+        while (pdq && claim(v, 0)) {
+            (void)rqi_drain(ctx);
+            pdq = 0;
             unclaim(v);
         }
         if (full && rqi_mono_ns() >= deadline) {
@@ -342,7 +356,7 @@ int rq_interrupts(rq_ctx_t *ctx, int mode)
     struct rqi_vni *v = &ctx->vni;
     if (!v->on)
         return RQ_ENOTSUP;
-    rqi_vni_enter(v, ctx);
+    int locked = rqi_ctx_enter(ctx);
     if ((v->intr_mode == RQ_INTR_OFF) != (mode == RQ_INTR_OFF)) {
         if (mode == RQ_INTR_OFF)
             atomic_fetch_sub(&ctx->shm.hdr->intr_ranks, 1u);
@@ -351,7 +365,7 @@ int rq_interrupts(rq_ctx_t *ctx, int mode)
     }
     v->intr_mode = mode;
     atomic_store(&v->area->intr_mode, (uint32_t)mode);
-    rqi_vni_leave(v, ctx);
+    rqi_ctx_leave(ctx, locked);
     /* Packets that arrived before the switch are taken up at once. */
     if (mode != RQ_INTR_OFF)
         bell_ring(v->area, RQI_BELL_INTR);
@@ -362,7 +376,7 @@ int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
 {
     if (ctx == NULL || out == NULL)
         return RQ_EINVAL;
-    rqi_vni_enter(&ctx->vni, ctx);
+    int locked = rqi_ctx_enter(ctx);
     *out = ctx->stats;
     out->buffer_bytes_now = ctx->vb.bytes_now;
     out->buffer_bytes_max = ctx->vb.bytes_max;
@@ -370,6 +384,6 @@ int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
     out->rejected += atomic_load_explicit(&ctx->gas.rejected, memory_order_relaxed);
     out->interrupts = ctx->vni.interrupts;
     out->revocations = ctx->vni.revocations;
-    rqi_vni_leave(&ctx->vni, ctx);
+    rqi_ctx_leave(ctx, locked);
     return 0;
 }

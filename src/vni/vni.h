@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "core/atomics.h"
+#include "core/mt.h"
 
 struct rq_ctx;
 struct rqi_vni_area;
@@ -61,6 +62,7 @@ struct rqi_vni_area;
 #define RQI_BELL_FULL  0x2u /* a sender found one of our lanes full */
 #define RQI_BELL_RETRY 0x4u /* the main thread left what we waited for */
 #define RQI_BELL_STOP  0x8u /* rq_finalize: exit */
+#define RQI_BELL_PDQ   0x10u /* a packet for a PDQ whose threads sleep */
 
 struct rqi_vni {
     /* written by the main thread */
@@ -135,14 +137,12 @@ static RQI_ALWAYS_INLINE void rqi_vni_leave(struct rqi_vni *v, struct rq_ctx *ct
     }
 }
 
-/* The body of a public call, bracketed (ctx already checked non-NULL). */
-#define RQI_GUARDED(ctx, call)                          \
-    do {                                                \
-        rqi_vni_enter(&(ctx)->vni, (ctx));              \
-        int rqi_rc_ = (call);                           \
-        rqi_vni_leave(&(ctx)->vni, (ctx));              \
-        return rqi_rc_;                                 \
-    } while (0)
+/* The context lock (core/mt.h) for a public call; the progress thread
+ * owns the context by its claim and never takes it. */
+static RQI_ALWAYS_INLINE int rqi_call_lock(struct rqi_mt *m)
+{
+    return rqi_vni_on_progress ? 0 : rqi_mt_lock(m);
+}
 
 /* Start / stop the progress thread (rq_init / rq_finalize). */
 int  rqi_vni_init(struct rq_ctx *ctx);
@@ -153,6 +153,8 @@ void rqi_vni_fini(struct rq_ctx *ctx);
  * has interrupts on (one load of a read-mostly line). */
 void rqi_vni_sent(struct rq_ctx *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
                   unsigned flags);
+/* Ring dst's doorbell with bit (RQI_BELL_*). */
+void rqi_vni_ring(struct rq_ctx *ctx, int dst, uint32_t bit);
 /* A sender found dst's lane full: start dst's atomicity timer. */
 void rqi_vni_full(struct rq_ctx *ctx, int dst);
 

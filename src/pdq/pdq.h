@@ -1,0 +1,33 @@
+/* pdq.h - the parallel dispatch queue's side of delivery: packets for a
+ * queue id with a PDQ attached (ctx->pdq[qid]) are copied out of the lane
+ * into the PDQ (its intake) instead of into the queue's virtual-buffer
+ * FIFO.  Called by whoever owns the context (see src/core/mt.h,
+ * src/vni/vni.h). */
+#ifndef RQI_PDQ_H
+#define RQI_PDQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rq_ctx;
+struct rq_pdq;
+
+/* How a message's payload reaches the PDQ entry. */
+enum {
+    RQI_PDQ_COPY = 0, /* copy it (in place in a lane) */
+    RQI_PDQ_BORROW,   /* keep the pointer (in our segment: a long message) */
+    RQI_PDQ_OWN,      /* take the malloc'd block (a reassembled message) */
+};
+
+/* Queue one message (args include the key word when flags has
+ * RQI_PF_KEY).  0, or RQ_ENOMEM (nothing taken: the packet stays in its
+ * lane, as with the virtual buffer's limit). */
+int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
+                 const uint64_t *args, unsigned nargs, void *data, size_t len, int how);
+
+/* After publishing a keyed packet for dst's queue qid: if that PDQ's
+ * threads all sleep, ring dst's doorbell (its progress thread takes the
+ * packet in, which wakes them). */
+void rqi_pdq_sent(struct rq_ctx *ctx, int dst, unsigned qid);
+
+#endif
