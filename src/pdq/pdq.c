@@ -16,7 +16,12 @@
  *     any other key      when no handler with that key runs (`busy`).
  *   A skipped message keeps its place, so per-key order is arrival order
  *   (an earlier message of a key is always found before a later one).
- *   Dispatched entries move to `running` until their handler returns.
+ *   The thread that takes a keyed message also takes the run of that
+ *   key's messages right behind it (up to PDQ_BATCH) and runs them in
+ *   order: nobody else could run them meanwhile, and a hot key then costs
+ *   one dispatch per batch.  Other keys are never batched, so a handler
+ *   that waits for another key's message cannot hold it back.
+ *   Dispatched entries move to `running` until their batch completes.
  *
  * WHO WRITES WHAT (memory ordering)
  *   Every field below `mu` is read and written under `mu` (a pthread mutex:
@@ -63,6 +68,7 @@ _Thread_local int rqi_pdq_handler_depth __attribute__((tls_model("initial-exec")
 #define PDQ_MAX_THREADS 1024u
 #define PDQ_SMALL_BYTES 256u /* entries up to this size are recycled */
 #define PDQ_FREE_MAX    4096u
+#define PDQ_BATCH       16u  /* entries of one key dispatched at once */
 
 struct pdq_entry {
     struct pdq_entry *next, *prev;
@@ -204,94 +210,120 @@ int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-/* The first entry of the window that may run now, moved to `running`, or
- * NULL.  *more: another entry of the window may run too. */
-static struct pdq_entry *dispatch(struct rq_pdq *q, int *more)
+static void take(struct rq_pdq *q, struct pdq_entry *e)
+{
+    list_unlink(&q->waiting, e);
+    q->queued--;
+    list_append(&q->running, e);
+    q->nrunning++;
+}
+
+/* Move to `running` the first entry of the window that may run now and
+ * the run of its key's entries right behind it (at most cap <= PDQ_BATCH: one
+ * thread runs them in order, one lock round trip for all; a hot key
+ * costs one dispatch per batch, not per message).  Returns how many, 0
+ * when none may run.  *more: another entry of the window may run too. */
+static unsigned dispatch(struct rq_pdq *q, struct pdq_entry **batch, unsigned cap, int *more)
 {
     *more = 0;
     if (q->seq_running)
-        return NULL;
-    struct pdq_entry *take = NULL;
-    unsigned n = 0;
-    for (struct pdq_entry *e = q->waiting.head; e != NULL && n < q->window; e = e->next, n++) {
-        int ok;
-        if (e->key == RQ_KEY_NOSYNC)
-            ok = 1;
-        else if (e->key == RQ_KEY_SEQUENTIAL)
-            ok = take == NULL && e == q->waiting.head && q->nrunning == 0;
-        else
-            ok = (take == NULL || e->key != take->key) && !rqi_keyset_has(&q->busy, e->key);
-        if (e->key == RQ_KEY_SEQUENTIAL && !ok)
-            break; /* nothing passes a sequential message */
-        if (!ok)
-            continue;
-        if (take != NULL) {
-            *more = 1;
-            break;
-        }
+        return 0;
+    unsigned seen = 0;
+    struct pdq_entry *e = q->waiting.head;
+    for (; e != NULL && seen < q->window; e = e->next, seen++) {
         if (e->key == RQ_KEY_SEQUENTIAL) {
-            take = e;
-            break; /* it runs alone */
+            if (e != q->waiting.head || q->nrunning != 0)
+                return 0; /* nothing passes a sequential message */
+            q->seq_running = 1;
+            take(q, e);
+            batch[0] = e;
+            return 1; /* it runs alone */
         }
-        if (e->key != RQ_KEY_NOSYNC && rqi_keyset_reserve(&q->busy) != 0)
-            return NULL; /* out of memory: retried at the next dispatch */
-        take = e;
+        if (e->key == RQ_KEY_NOSYNC || !rqi_keyset_has(&q->busy, e->key))
+            break;
     }
-    if (take == NULL)
-        return NULL;
-    list_unlink(&q->waiting, take);
-    q->queued--;
-    list_append(&q->running, take);
-    q->nrunning++;
-    if (take->key == RQ_KEY_SEQUENTIAL)
-        q->seq_running = 1;
-    else if (take->key != RQ_KEY_NOSYNC)
-        rqi_keyset_put(&q->busy, take->key);
-    return take;
+    if (e == NULL || seen >= q->window)
+        return 0;
+    const uint64_t key = e->key;
+    if (key != RQ_KEY_NOSYNC) {
+        if (rqi_keyset_reserve(&q->busy) != 0)
+            return 0; /* out of memory: retried at the next dispatch */
+        rqi_keyset_put(&q->busy, key);
+    }
+    unsigned n = 0;
+    do {
+        struct pdq_entry *next = e->next;
+        take(q, e);
+        batch[n++] = e;
+        e = next;
+        seen++;
+    } while (key != RQ_KEY_NOSYNC && n < cap && e != NULL && e->key == key &&
+             seen < q->window);
+    if (q->sleepers != 0) /* only then is a second runnable entry of use */
+        for (; e != NULL && seen < q->window; e = e->next, seen++) {
+            if (e->key == RQ_KEY_SEQUENTIAL)
+                break;
+            if (e->key == RQ_KEY_NOSYNC || (e->key != key && !rqi_keyset_has(&q->busy, e->key))) {
+                *more = 1;
+                break;
+            }
+        }
+    return n;
 }
 
-static void complete(struct rq_pdq *q, struct pdq_entry *e)
+/* Retire a dispatched batch (under mu); `rejected` of them found no
+ * handler. */
+static void complete(struct rq_pdq *q, struct pdq_entry **batch, unsigned n, unsigned rejected)
 {
-    list_unlink(&q->running, e);
-    q->nrunning--;
-    if (e->key == RQ_KEY_SEQUENTIAL)
-        q->seq_running = 0;
-    else if (e->key != RQ_KEY_NOSYNC)
-        rqi_keyset_del(&q->busy, e->key);
-    q->handled++;
+    if (n == 0)
+        return;
+    const uint64_t key = batch[0]->key;
+    for (unsigned i = 0; i < n; i++) {
+        list_unlink(&q->running, batch[i]);
+        entry_free(q, batch[i]);
+    }
+    q->nrunning -= n;
+    q->handled += n;
+    q->rejected += rejected;
     q->events++;
-    entry_free(q, e);
+    if (key == RQ_KEY_SEQUENTIAL)
+        q->seq_running = 0;
+    else if (key != RQ_KEY_NOSYNC)
+        rqi_keyset_del(&q->busy, key);
 }
 
-/* Run e's handler on this thread (no lock held).  0 when no handler is
- * installed for its id (counted as rejected). */
-static int run(struct rq_pdq *q, struct pdq_entry *e)
+/* Run a batch's handlers on this thread (no lock held).  Returns how many
+ * found no handler installed for their id (counted as rejected). */
+static unsigned run(struct rq_pdq *q, struct pdq_entry **batch, unsigned n)
 {
     rq_ctx_t *ctx = q->ctx;
-    if (e->tag >= RQ_MAX_HANDLERS || ctx->handlers[e->tag].fn == NULL)
-        return 0;
-    const struct rqi_handler *h = &ctx->handlers[e->tag];
-    rq_msg_t m = {(int)e->src, q->qid, e->tag, e->nargs, e->args, e->data, e->len, e->key, 0, 0};
+    unsigned rejected = 0;
     rqi_pdq_handler_depth++;
-    h->fn(ctx, &m, h->arg);
+    for (unsigned i = 0; i < n; i++) {
+        struct pdq_entry *e = batch[i];
+        if (e->tag >= RQ_MAX_HANDLERS || ctx->handlers[e->tag].fn == NULL) {
+            rejected++;
+            continue;
+        }
+        const struct rqi_handler *h = &ctx->handlers[e->tag];
+        rq_msg_t m = {(int)e->src, q->qid, e->tag, e->nargs, e->args, e->data, e->len, e->key, 0, 0};
+        h->fn(ctx, &m, h->arg);
+    }
     rqi_pdq_handler_depth--;
-    return 1;
+    return rejected;
 }
 
-/* Complete prev (if any) and take the next entry, under mu; wake one more
- * thread when a second entry may run too. */
-static struct pdq_entry *next_locked(struct rq_pdq *q, struct pdq_entry *prev, int ran)
+/* Retire the last batch and dispatch the next, under mu; wake one more
+ * thread when another entry may run too. */
+static unsigned next_locked(struct rq_pdq *q, struct pdq_entry **batch, unsigned n,
+                            unsigned rejected)
 {
-    if (prev != NULL) {
-        if (!ran)
-            q->rejected++;
-        complete(q, prev);
-    }
+    complete(q, batch, n, rejected);
     int more;
-    struct pdq_entry *e = dispatch(q, &more);
-    if (more && q->sleepers != 0)
+    n = dispatch(q, batch, PDQ_BATCH, &more);
+    if (more)
         pthread_cond_signal(&q->work);
-    return e;
+    return n;
 }
 
 /* Take in the PDQ packets at the heads of our lanes, if the context is
@@ -393,23 +425,21 @@ static void *worker_main(void *arg)
     uint64_t idle_since = 0;
     unsigned spins = 0;
     pthread_mutex_lock(&q->mu);
-    struct pdq_entry *e = NULL;
-    int ran = 0;
+    struct pdq_entry *batch[PDQ_BATCH];
+    unsigned n = 0, rejected = 0;
     while (!q->stop) {
         uint64_t helped = help_deadline(q);
         if (helped != 0) {
-            if (e != NULL) {
-                complete(q, e); /* finish the bookkeeping of the last one */
-                e = NULL;
-            }
+            complete(q, batch, n, rejected); /* the last batch's bookkeeping */
+            n = 0;
             sleep_locked(q, helped);
             continue;
         }
-        e = next_locked(q, e, ran);
+        n = next_locked(q, batch, n, rejected);
         uint64_t seen = q->events;
-        if (e != NULL) {
+        if (n != 0) {
             pthread_mutex_unlock(&q->mu);
-            ran = run(q, e);
+            rejected = run(q, batch, n);
             pthread_mutex_lock(&q->mu);
             idle_since = 0;
             spins = 0;
@@ -437,8 +467,7 @@ static void *worker_main(void *arg)
             spins = 0;
         }
     }
-    if (e != NULL)
-        complete(q, e);
+    complete(q, batch, n, rejected);
     pthread_mutex_unlock(&q->mu);
     return NULL;
 }
@@ -591,32 +620,32 @@ void rqi_pdq_sent(rq_ctx_t *ctx, int dst, unsigned qid)
  * none is ready.  Returns handlers run. */
 static int help_run(struct rq_pdq *q, unsigned max)
 {
-    unsigned tries = 0;
+    struct pdq_entry *batch[PDQ_BATCH];
+    unsigned done = 0;
     int n = 0, pumped = 0, more;
     pthread_mutex_lock(&q->mu);
-    while (tries < max) {
-        struct pdq_entry *e = dispatch(q, &more);
-        if (e == NULL) {
+    while (done < max) {
+        unsigned cap = max - done < PDQ_BATCH ? max - done : PDQ_BATCH;
+        unsigned got = dispatch(q, batch, cap, &more);
+        if (got == 0) {
             if (pumped)
                 break;
             pthread_mutex_unlock(&q->mu);
             pumped = 1;
-            unsigned got = pump(q);
+            unsigned in = pump(q);
             pthread_mutex_lock(&q->mu);
-            if (got == 0)
+            if (in == 0)
                 break;
             continue;
         }
-        if (more && q->sleepers != 0)
+        if (more)
             pthread_cond_signal(&q->work);
         pthread_mutex_unlock(&q->mu);
-        int ran = run(q, e);
+        unsigned rejected = run(q, batch, got);
         pthread_mutex_lock(&q->mu);
-        if (!ran)
-            q->rejected++;
-        complete(q, e);
-        n += ran;
-        tries++;
+        complete(q, batch, got, rejected);
+        n += (int)(got - rejected);
+        done += got;
     }
     pthread_mutex_unlock(&q->mu);
     return n;
@@ -713,12 +742,12 @@ static void close_body(struct rq_pdq *q)
     atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
     /* What came in between the drain and the detach runs here, in order
      * (one thread: the keys serialize themselves). */
-    int ran = 0;
-    struct pdq_entry *e = NULL;
+    struct pdq_entry *batch[PDQ_BATCH];
+    unsigned n = 0, rejected = 0;
     pthread_mutex_lock(&q->mu);
-    while ((e = next_locked(q, e, ran)) != NULL) {
+    while ((n = next_locked(q, batch, n, rejected)) != 0) {
         pthread_mutex_unlock(&q->mu);
-        ran = run(q, e);
+        rejected = run(q, batch, n);
         pthread_mutex_lock(&q->mu);
     }
     pthread_mutex_unlock(&q->mu);

@@ -23,7 +23,7 @@ static const struct family {
 } families[] = {
     {"am", rqb_fam_am},       {"loaded", rqb_fam_loaded}, {"xfer", rqb_fam_xfer},
     {"poll", rqb_fam_poll},   {"splitc", rqb_fam_splitc}, {"rq", rqb_fam_rq},
-    {"vni", rqb_fam_vni},     {"compare", rqb_fam_compare},
+    {"vni", rqb_fam_vni},     {"pdq", rqb_fam_pdq},       {"compare", rqb_fam_compare},
 };
 enum { NFAM = sizeof families / sizeof families[0] };
 
@@ -48,6 +48,12 @@ static void usage(FILE *f)
 "           get/put/store, gap to 2 targets, gap in exchange.\n"
 "  rq       enqueue/dequeue costs; key redistribution by handler vs an\n"
 "           inlined dequeue loop.\n"
+"  vni      null-message send, polled and buffered receive, interrupt\n"
+"           round trip, atomicity section (FUGU Tables 4-4/4-5).\n"
+"  pdq      fetch-and-add on keyed counters: one polling thread vs a\n"
+"           spinlock in the handler vs the PDQ, 1/2/4 threads, uniform,\n"
+"           Zipf(0.99) and one hot key, and 64 B..4 KiB handler occupancy;\n"
+"           throughput and CPU cores used (PDQ paper, Figure 2).\n"
 "  compare  latency, message rate, bandwidth, put+flush: the shapes the\n"
 "           MPI and UCX peers measure.\n"
 "Every run first measures the physical limits between ranks 0 and 1: the\n"
