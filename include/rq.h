@@ -3,9 +3,22 @@
  * operations, parallel dispatch queue and virtual network interface.
  *
  * THREAD RULES (read first)
- *   - A context (rq_ctx_t) is used by one thread at a time: calls on the
- *     same context from several threads must be serialized by the caller.
- *     Different processes (ranks) never share a context.
+ *   - By default a context (rq_ctx_t) is used by one thread at a time:
+ *     calls on the same context from several threads must be serialized
+ *     by the caller.  Different processes (ranks) never share a context.
+ *   - Thread-safe mode: with RQ_THREAD_SAFE=1 at rq_init, and in any case
+ *     from the first rq_pdq_open on, every call may be made from any
+ *     thread at any time (MPI_THREAD_MULTIPLE): each call takes the
+ *     context's lock (recursive), and a call that waits (rq_wait_until,
+ *     collectives, a send held by overflow control, rq_pdq_drain) lets it
+ *     go while it sleeps.  Active-message and queue handlers still run
+ *     one at a time, on whichever thread polls.  A thread's own sends to
+ *     one destination queue stay FIFO; sends of different threads are
+ *     ordered by whichever takes the lock first.
+ *   - PDQ handlers (rq_pdq_open) run on the PDQ's threads, in parallel
+ *     with each other and with the application, serialized only per
+ *     synchronization key.  They are handlers: they may send anything,
+ *     and the calls that wait return RQ_EPERM from them.
  *   - Handlers run on the thread that called rq_poll(), rq_wait_until() or
  *     a blocking librq call, one at a time.  A handler never interrupts
  *     user code in polling mode (the default): code is atomic by default.
@@ -453,19 +466,78 @@ typedef struct rq_stats {
 RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 
 /* ------------------------------------------------------------------ */
-/* Parallel dispatch queue (returns RQ_ENOTSUP until the PDQ issue)    */
+/* Parallel dispatch queue (PDQ paper; docs/pdq.md)                    */
 /* ------------------------------------------------------------------ */
-#define RQ_KEY_SEQUENTIAL UINT64_MAX          /* runs alone */
-#define RQ_KEY_NOSYNC     (UINT64_MAX - 1)    /* runs any time */
-#define RQ_PDQ_DEDICATED   1
-#define RQ_PDQ_MULTIPLEXED 2
+/* A PDQ consumes one queue id with several threads.  Every message names
+ * a synchronization key: messages with different keys run in parallel,
+ * messages with the same key never overlap and run in arrival order (per
+ * source), and the queue, not the handler, does the waiting: a message
+ * whose key is busy stays queued while later messages with other keys
+ * go ahead, so no handler locks or busy-waits.  Dispatch searches at
+ * most `window` queued messages, so its cost stays flat however long the
+ * queue grows; a key busy past the window holds back only messages beyond
+ * it.  Handlers are the ones registered with rq_handler_register (the
+ * message's `handler` id); m->key holds the key.  Memory for queued
+ * messages counts against RQ_VBUF_MAX when that is set. */
+#define RQ_KEY_SEQUENTIAL UINT64_MAX          /* runs alone: waits for the running
+                                                 handlers, blocks dispatch until done */
+#define RQ_KEY_NOSYNC     (UINT64_MAX - 1)    /* runs any time, beside anything */
+#define RQ_PDQ_DEDICATED   1  /* the PDQ owns `threads` threads; idle ones sleep */
+#define RQ_PDQ_MULTIPLEXED 2  /* application threads run handlers in rq_pdq_help;
+                                 `threads` fallback threads step in only when
+                                 nobody helped for RQ_PDQ_FALLBACK_US */
 typedef struct rq_pdq_attr { unsigned threads; int mode; unsigned window; } rq_pdq_attr_t;
+
+/* rq_pdq_open - make queue qid (1 <= qid < RQ_MAX_QUEUES, not opened with
+ * rq_queue_open, not already a PDQ) a parallel dispatch queue.
+ *   attr->threads  1..1024 threads (see the modes above);
+ *   attr->mode     RQ_PDQ_DEDICATED or RQ_PDQ_MULTIPLEXED;
+ *   attr->window   messages dispatch searches, 1..65536; 0 = RQ_PDQ_WINDOW.
+ * Messages that arrived for qid before were kept and are dispatched now.
+ * Switches the context to thread-safe mode for good (THREAD RULES).  The
+ * threads block every signal.  Returns 0, RQ_EINVAL, RQ_ENOMEM (threads
+ * or memory), RQ_EPERM (from a handler or the progress thread).
+ * Blocking: no (starts threads).  Thread safety: any thread. */
 RQ_API int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t **pdq);
+
+/* rq_pdq_enqueue - send a message to queue qid of rank dst (a PDQ there),
+ * to be run by handler `handler` under synchronization key `key` (any
+ * value; RQ_KEY_SEQUENTIAL and RQ_KEY_NOSYNC as above).  args/nargs/data/
+ * len/flags as rq_enqueue; the key travels in the packet, so nargs + 1
+ * words must fit the packet (nargs <= RQ_MAX_ARGS).  A plain rq_enqueue
+ * to a PDQ's qid runs with RQ_KEY_NOSYNC.  Returns 0, RQ_EINVAL, RQ_EAGAIN
+ * (RQ_NONBLOCK and the ring is full), RQ_EPEER.  Non-blocking unless the
+ * destination is full (as rq_enqueue).  Thread safety: any thread (the
+ * context is thread-safe once a PDQ exists; before, as every call);
+ * callable from any handler, PDQ handlers included. */
 RQ_API int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned handler,
                    const uint64_t *args, unsigned nargs, const void *data, size_t len,
                    unsigned flags);
+
+/* rq_pdq_help - run up to max ready handlers of pdq on the calling thread
+ * (taking arrived messages in when none is ready), then return; max 0
+ * only announces that the caller is idle.  In RQ_PDQ_MULTIPLEXED mode
+ * this is how application threads serve the PDQ; each call also holds
+ * the fallback threads off for RQ_PDQ_FALLBACK_US.  Allowed in DEDICATED
+ * mode too.  Returns handlers run (>= 0), RQ_EINVAL, RQ_EPERM (from a
+ * handler).  Non-blocking (runs handlers).  Thread safety: any number of
+ * threads at once. */
 RQ_API int rq_pdq_help(rq_pdq_t *pdq, unsigned max);
+
+/* rq_pdq_drain - return when every message that had arrived at the call
+ * (published to this rank's rings before it) has been handled.  Polls
+ * meanwhile (running active-message handlers) and, in MULTIPLEXED mode,
+ * runs PDQ handlers itself.  Returns 0, RQ_EINVAL, RQ_EPERM (from a
+ * handler), RQ_EPEER.  Blocking: yes.  Thread safety: any thread; new
+ * messages arriving meanwhile do not delay it. */
 RQ_API int rq_pdq_drain(rq_pdq_t *pdq);
+
+/* rq_pdq_close - drain, stop and join the PDQ's threads, run what arrived
+ * in between on the calling thread, and free the PDQ; qid then keeps
+ * later messages as an unopened queue does.  Returns 0 or rq_pdq_drain's
+ * error (the PDQ is closed either way), RQ_EINVAL, RQ_EPERM (from a
+ * handler: nothing is closed).  Blocking: yes.  Thread safety: once per
+ * PDQ, while no other thread uses pdq; rq_finalize closes open PDQs. */
 RQ_API int rq_pdq_close(rq_pdq_t *pdq);
 
 #ifdef __cplusplus

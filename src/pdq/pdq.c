@@ -24,14 +24,14 @@
  *   Dispatched entries move to `running` until their batch completes.
  *
  * WHO WRITES WHAT (memory ordering)
- *   Every field below `mu` is read and written under `mu` (a pthread mutex:
- *   its lock acquires and its unlock releases), including the entries'
+ *   Every field below `lk` is read and written under `lk` (a spinlock:
+ *   its exchange acquires and its unlocking store releases), including the entries'
  *   links, `busy`, the counters and `stop`; handlers run outside it, on an
  *   entry no other thread touches while it is in `running`.
  *   No lost wakeup: a push signals `work` when a thread sleeps, and a
  *   completing thread dispatches again itself (signalling when a second
- *   entry may run).  A thread that found nothing sleeps only if `events`
- *   (pushes + completions) has not moved since it looked, both under mu.
+ *   entry may run).  A thread that found nothing looks once more under lk
+ *   right before it sleeps, and takes mu before letting lk go.
  *   last_help_ns  stored relaxed by helpers, read relaxed by fallback
  *                 threads: a heuristic clock, no data rides on it.
  *   area->pdq_idle (job segment)  bit qid is set (seq_cst RMW) when the
@@ -44,8 +44,12 @@
  *                 RQI_BELL_PDQ and the progress thread takes the packet
  *                 in (waking a PDQ thread through `work`).
  *
- * LOCK ORDER  context lock (core/mt.h) -> mu.  A thread holding mu never
- * takes the context lock, and handlers run holding neither.
+ *   mu/work  a mutex and condition variable used only to sleep: a sleeper
+ *            takes mu before it lets lk go; a waker signals under lk,
+ *            then mu.
+ *
+ * LOCK ORDER  context lock (core/mt.h) -> lk -> mu.  A thread holding lk
+ * never takes the context lock, and handlers run holding none.
  */
 #define _GNU_SOURCE
 #include "pdq/pdq.h"
@@ -92,7 +96,8 @@ struct rq_pdq {
     unsigned         started;
     _Atomic uint64_t last_help_ns;
 
-    pthread_mutex_t  mu;
+    _Atomic int      lk;     /* spinlock over everything below */
+    pthread_mutex_t  mu;     /* only to sleep on `work` */
     pthread_cond_t   work;   /* PDQ threads sleep here */
     struct pdq_list  waiting, running;
     struct rqi_keyset busy;  /* keys of running handlers */
@@ -100,12 +105,43 @@ struct rq_pdq {
     unsigned         nrunning, sleepers, awake;
     int              stop;
     uint64_t         arrived, handled, queued, queued_max;
-    uint64_t         events; /* pushes + completions: what may make work */
     uint64_t         bytes, limit;
     uint64_t         rejected;
     struct pdq_entry *free_small;
     unsigned         nfree;
 };
+
+/* The PDQ lock: critical sections are a few list operations, so waiters
+ * spin (a sleeping mutex made every hand-over between two threads a
+ * futex wake: 6 instead of 19 Mmsg/s); they yield now and then in case
+ * the holder was preempted (more threads than cores). */
+static void q_lock(struct rq_pdq *q)
+{
+    unsigned backoff = 1, spent = 0;
+    while (atomic_exchange_explicit(&q->lk, 1, memory_order_acquire) != 0)
+        while (atomic_load_explicit(&q->lk, memory_order_relaxed) != 0) {
+            /* Back off: every read of a held lock pulls its line away
+             * from the holder. */
+            for (unsigned i = 0; i < backoff; i++)
+                rqi_cpu_relax();
+            spent += backoff;
+            backoff = backoff < 256 ? backoff * 2 : 256;
+            if (spent >= 4096) {
+                sched_yield();
+                spent = 0;
+            }
+        }
+}
+
+static void q_unlock(struct rq_pdq *q) { atomic_store_explicit(&q->lk, 0, memory_order_release); }
+
+/* Under lk: wake one sleeping thread. */
+static void wake_one(struct rq_pdq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+}
 
 /* ---- lists ------------------------------------------------------------ */
 
@@ -156,9 +192,9 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     size_t size = sizeof(struct pdq_entry) + 8u * nargs + inl;
     uint64_t acct = size + (how == RQI_PDQ_OWN ? len : 0);
     int small = size <= PDQ_SMALL_BYTES;
-    pthread_mutex_lock(&q->mu);
+    q_lock(q);
     if (q->limit != 0 && q->bytes + acct > q->limit) {
-        pthread_mutex_unlock(&q->mu);
+        q_unlock(q);
         return RQ_ENOMEM; /* RQ_VBUF_MAX: the packet waits in its lane */
     }
     struct pdq_entry *e = NULL;
@@ -167,7 +203,7 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
         q->free_small = e->next;
         q->nfree--;
     }
-    pthread_mutex_unlock(&q->mu);
+    q_unlock(q);
     if (e == NULL && (e = malloc(small ? PDQ_SMALL_BYTES : size)) == NULL)
         return RQ_ENOMEM;
     e->key = key;
@@ -186,16 +222,15 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     } else {
         e->data = data;
     }
-    pthread_mutex_lock(&q->mu);
+    q_lock(q);
     e->seq = q->arrived++;
     q->bytes += acct;
     list_append(&q->waiting, e);
-    q->events++;
     if (++q->queued > q->queued_max)
         q->queued_max = q->queued;
     if (q->sleepers != 0)
-        pthread_cond_signal(&q->work);
-    pthread_mutex_unlock(&q->mu);
+        wake_one(q);
+    q_unlock(q);
     return 0;
 }
 
@@ -271,7 +306,7 @@ static unsigned dispatch(struct rq_pdq *q, struct pdq_entry **batch, unsigned ca
     return n;
 }
 
-/* Retire a dispatched batch (under mu); `rejected` of them found no
+/* Retire a dispatched batch (under lk); `rejected` of them found no
  * handler. */
 static void complete(struct rq_pdq *q, struct pdq_entry **batch, unsigned n, unsigned rejected)
 {
@@ -285,7 +320,6 @@ static void complete(struct rq_pdq *q, struct pdq_entry **batch, unsigned n, uns
     q->nrunning -= n;
     q->handled += n;
     q->rejected += rejected;
-    q->events++;
     if (key == RQ_KEY_SEQUENTIAL)
         q->seq_running = 0;
     else if (key != RQ_KEY_NOSYNC)
@@ -313,7 +347,7 @@ static unsigned run(struct rq_pdq *q, struct pdq_entry **batch, unsigned n)
     return rejected;
 }
 
-/* Retire the last batch and dispatch the next, under mu; wake one more
+/* Retire the last batch and dispatch the next, under lk; wake one more
  * thread when another entry may run too. */
 static unsigned next_locked(struct rq_pdq *q, struct pdq_entry **batch, unsigned n,
                             unsigned rejected)
@@ -322,7 +356,7 @@ static unsigned next_locked(struct rq_pdq *q, struct pdq_entry **batch, unsigned
     int more;
     n = dispatch(q, batch, PDQ_BATCH, &more);
     if (more)
-        pthread_cond_signal(&q->work);
+        wake_one(q);
     return n;
 }
 
@@ -370,7 +404,7 @@ static int lanes_busy(const rq_ctx_t *ctx)
     return 0;
 }
 
-/* Under mu: the last awake thread arms the doorbell before it sleeps. */
+/* Under lk: the last awake thread arms the doorbell before it sleeps. */
 static void sleep_arm(struct rq_pdq *q)
 {
     atomic_fetch_or(idle_word(q), 1ull << q->qid);
@@ -394,16 +428,22 @@ static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)
     pthread_cond_timedwait(&q->work, &q->mu, &ts);
 }
 
-/* Under mu: sleep until signalled (or until deadline, 0: none). */
+/* Under lk: sleep until signalled (or until deadline, 0: none).  mu is
+ * taken before lk is let go, so a waker (which signals under lk, then mu)
+ * cannot signal between the decision to sleep and the wait. */
 static void sleep_locked(struct rq_pdq *q, uint64_t deadline)
 {
     q->sleepers++;
     if (--q->awake == 0)
         sleep_arm(q);
+    pthread_mutex_lock(&q->mu);
+    q_unlock(q);
     if (deadline != 0)
         wait_until_ns(q, deadline);
     else
         pthread_cond_wait(&q->work, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+    q_lock(q);
     q->sleepers--;
     if (q->awake++ == 0)
         atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
@@ -424,28 +464,31 @@ static void *worker_main(void *arg)
     struct rq_pdq *q = arg;
     uint64_t idle_since = 0;
     unsigned spins = 0;
-    pthread_mutex_lock(&q->mu);
+    q_lock(q);
     struct pdq_entry *batch[PDQ_BATCH];
     unsigned n = 0, rejected = 0;
+    int pending = 0; /* batch dispatched by the last look before sleeping */
     while (!q->stop) {
-        uint64_t helped = help_deadline(q);
-        if (helped != 0) {
-            complete(q, batch, n, rejected); /* the last batch's bookkeeping */
-            n = 0;
-            sleep_locked(q, helped);
-            continue;
+        if (!pending) {
+            uint64_t helped = help_deadline(q);
+            if (helped != 0) {
+                complete(q, batch, n, rejected); /* the last batch's bookkeeping */
+                n = 0;
+                sleep_locked(q, helped);
+                continue;
+            }
+            n = next_locked(q, batch, n, rejected);
         }
-        n = next_locked(q, batch, n, rejected);
-        uint64_t seen = q->events;
+        pending = 0;
         if (n != 0) {
-            pthread_mutex_unlock(&q->mu);
+            q_unlock(q);
             rejected = run(q, batch, n);
-            pthread_mutex_lock(&q->mu);
+            q_lock(q);
             idle_since = 0;
             spins = 0;
             continue;
         }
-        pthread_mutex_unlock(&q->mu);
+        q_unlock(q);
         unsigned got = pump(q);
         uint64_t now = rqi_mono_ns();
         if (got == 0) {
@@ -458,17 +501,26 @@ static void *worker_main(void *arg)
                 for (int i = 0; i < 32; i++)
                     rqi_cpu_relax();
         }
-        pthread_mutex_lock(&q->mu);
-        /* A push or completion while mu was free signalled nobody (this
-         * thread was no sleeper): dispatch again before sleeping. */
-        if (got == 0 && now - idle_since >= q->spin_ns && !q->stop && q->events == seen) {
+        q_lock(q);
+        if (got == 0 && now - idle_since >= q->spin_ns && !q->stop) {
+            /* A last look under lk, atomic with falling asleep: what was
+             * pushed or freed while lk was free signalled nobody. */
+            int more;
+            n = dispatch(q, batch, PDQ_BATCH, &more);
+            if (n != 0) {
+                if (more)
+                    wake_one(q);
+                pending = 1;
+                continue;
+            }
+            rejected = 0;
             sleep_locked(q, 0);
             idle_since = 0;
             spins = 0;
         }
     }
     complete(q, batch, n, rejected);
-    pthread_mutex_unlock(&q->mu);
+    q_unlock(q);
     return NULL;
 }
 
@@ -497,10 +549,12 @@ static void pdq_free(struct rq_pdq *q)
 /* Stop and join the threads (the PDQ stays attached). */
 static void stop_threads(struct rq_pdq *q)
 {
-    pthread_mutex_lock(&q->mu);
+    q_lock(q);
     q->stop = 1;
+    pthread_mutex_lock(&q->mu);
     pthread_cond_broadcast(&q->work);
     pthread_mutex_unlock(&q->mu);
+    q_unlock(q);
     for (unsigned i = 0; i < q->started; i++)
         pthread_join(q->threads[i], NULL);
     q->started = 0;
@@ -560,6 +614,7 @@ int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t
         free(q);
         return RQ_ENOMEM;
     }
+    atomic_init(&q->lk, 0);
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->work, &ca);
     pthread_condattr_destroy(&ca);
@@ -623,31 +678,31 @@ static int help_run(struct rq_pdq *q, unsigned max)
     struct pdq_entry *batch[PDQ_BATCH];
     unsigned done = 0;
     int n = 0, pumped = 0, more;
-    pthread_mutex_lock(&q->mu);
+    q_lock(q);
     while (done < max) {
         unsigned cap = max - done < PDQ_BATCH ? max - done : PDQ_BATCH;
         unsigned got = dispatch(q, batch, cap, &more);
         if (got == 0) {
             if (pumped)
                 break;
-            pthread_mutex_unlock(&q->mu);
+            q_unlock(q);
             pumped = 1;
             unsigned in = pump(q);
-            pthread_mutex_lock(&q->mu);
+            q_lock(q);
             if (in == 0)
                 break;
             continue;
         }
         if (more)
-            pthread_cond_signal(&q->work);
-        pthread_mutex_unlock(&q->mu);
+            wake_one(q);
+        q_unlock(q);
         unsigned rejected = run(q, batch, got);
-        pthread_mutex_lock(&q->mu);
+        q_lock(q);
         complete(q, batch, got, rejected);
         n += (int)(got - rejected);
         done += got;
     }
-    pthread_mutex_unlock(&q->mu);
+    q_unlock(q);
     return n;
 }
 
@@ -663,7 +718,7 @@ int rq_pdq_help(rq_pdq_t *pdq, unsigned max)
     return help_run(pdq, max);
 }
 
-/* Every entry that arrived before `before` has completed (under mu). */
+/* Every entry that arrived before `before` has completed (under lk). */
 static int drained_locked(const struct rq_pdq *q, uint64_t before)
 {
     if (q->waiting.head != NULL && q->waiting.head->seq < before)
@@ -701,14 +756,14 @@ static int drain_body(struct rq_pdq *q)
     }
     /* 2. Everything taken in so far completes.  A multiplexed PDQ is run
      *    by idle application threads: this one is idle. */
-    pthread_mutex_lock(&q->mu);
+    q_lock(q);
     uint64_t before = q->arrived;
-    pthread_mutex_unlock(&q->mu);
+    q_unlock(q);
     spins = 0;
     for (;;) {
-        pthread_mutex_lock(&q->mu);
+        q_lock(q);
         int done = drained_locked(q, before);
-        pthread_mutex_unlock(&q->mu);
+        q_unlock(q);
         if (done)
             return 0;
         if (q->mode == RQ_PDQ_MULTIPLEXED && help_run(q, 64) > 0) {
@@ -744,13 +799,13 @@ static void close_body(struct rq_pdq *q)
      * (one thread: the keys serialize themselves). */
     struct pdq_entry *batch[PDQ_BATCH];
     unsigned n = 0, rejected = 0;
-    pthread_mutex_lock(&q->mu);
+    q_lock(q);
     while ((n = next_locked(q, batch, n, rejected)) != 0) {
-        pthread_mutex_unlock(&q->mu);
+        q_unlock(q);
         rejected = run(q, batch, n);
-        pthread_mutex_lock(&q->mu);
+        q_lock(q);
     }
-    pthread_mutex_unlock(&q->mu);
+    q_unlock(q);
     pdq_free(q);
 }
 
