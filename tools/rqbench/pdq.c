@@ -49,13 +49,6 @@ static uint32_t *keys;         /* the key of message i */
 static size_t touch_words = 8; /* words of state a handler touches */
 static int use_lock;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void spin_lock(struct spin *l)
 {
     unsigned spins = 0, backoff = 1;
@@ -93,7 +86,7 @@ static void on_faa(rq_ctx_t *c, const rq_msg_t *m, void *a)
     if (my_round != atomic_load_explicit(&round_no, memory_order_relaxed)) {
         my_round = atomic_load_explicit(&round_no, memory_order_relaxed);
         uint64_t zero = 0;
-        atomic_compare_exchange_strong(&t_first, &zero, mono_ns());
+        atomic_compare_exchange_strong(&t_first, &zero, rqb_now_ns());
         if (my_slot < 0)
             my_slot = (int)(atomic_fetch_add(&nslots, 1) % MAX_SLOTS);
     }
@@ -240,22 +233,24 @@ static double rank0_run(struct rqb *b, struct cfg *c)
     touch_words = c->touch / 8;
     use_lock = c->variant == V_SPIN;
     double cpu0 = cpu_s();
-    uint64_t w0 = mono_ns(), t_end;
+    uint64_t w0 = rqb_now_ns(), t_end;
     if (c->pdq == NULL) {
         while (done_total() < due)
             rq_poll(ctx);
-        t_end = mono_ns();
+        t_end = rqb_now_ns();
     } else {
         atomic_store(&gate_open, 1);
         /* Few wake-ups (each one steals a CPU from the threads measured);
          * the end is placed between the last two looks: +-50 us, < 0.5%
          * of a 100k-message run. */
-        uint64_t before_end = mono_ns();
+        uint64_t last_look = rqb_now_ns();
         while (done_total() < due) {
-            before_end = mono_ns();
+            last_look = rqb_now_ns();
             nap(100000);
         }
-        t_end = (before_end + mono_ns()) / 2;
+        uint64_t seen = rqb_now_ns(), first = atomic_load(&t_first);
+        uint64_t lo = first > last_look ? first : last_look; /* it ended in [lo, seen] */
+        t_end = lo + (seen - lo) / 2;
     }
     if (c->ncores < RQB_MAX_SAMPLES)
         c->cores[c->ncores++] = (cpu_s() - cpu0) / ((double)(t_end - w0) * 1e-9);
@@ -264,7 +259,7 @@ static double rank0_run(struct rqb *b, struct cfg *c)
         after += state[k * (MAX_STATE / 8)];
     if (after - before != c->n)
         c->bad = 1;
-    uint64_t first = atomic_load(&t_first), span = t_end > first ? t_end - first : 0;
+    uint64_t t0 = atomic_load(&t_first), span = t_end > t0 ? t_end - t0 : 0;
     return span != 0 ? (double)c->n / (double)span * 1e3 : NAN; /* Mmsg/s */
 }
 
