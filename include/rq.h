@@ -477,7 +477,8 @@ RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
  * most `window` queued messages, so its cost stays flat however long the
  * queue grows; a key busy past the window holds back only messages beyond
  * it.  Handlers are the ones registered with rq_handler_register (the
- * message's `handler` id); m->key holds the key.  Memory for queued
+ * message's `handler` id; one for an id with none is dropped and counted
+ * in rq_stats().rejected); m->key holds the key.  Memory for queued
  * messages counts against RQ_VBUF_MAX when that is set. */
 #define RQ_KEY_SEQUENTIAL UINT64_MAX          /* runs alone: waits for the running
                                                  handlers, blocks dispatch until done */

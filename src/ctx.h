@@ -113,6 +113,7 @@ struct rq_ctx {
 
     /* parallel dispatch queues attached to queue ids (src/pdq/pdq.h) */
     struct rq_pdq     *pdq[RQ_MAX_QUEUES];
+    _Atomic uint64_t   pdq_rejected; /* PDQ messages with no handler */
 
     rq_stats_t         stats;
 };

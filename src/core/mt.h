@@ -49,6 +49,13 @@ static inline int rqi_mt_held(const struct rqi_mt *m)
     return rqi_load_relaxed(&m->owner) == &rqi_mt_self;
 }
 
+/* After acquiring mu: this thread holds it once. */
+static RQI_ALWAYS_INLINE void rqi_mt_own(struct rqi_mt *m)
+{
+    rqi_store_relaxed(&m->owner, &rqi_mt_self);
+    m->depth = 1;
+}
+
 /* Take the lock if the context is in thread-safe mode: 1 taken (unlock
  * it), 0 not needed. */
 static RQI_ALWAYS_INLINE int rqi_mt_lock(struct rqi_mt *m)
@@ -60,8 +67,7 @@ static RQI_ALWAYS_INLINE int rqi_mt_lock(struct rqi_mt *m)
         return 1;
     }
     pthread_mutex_lock(&m->mu);
-    rqi_store_relaxed(&m->owner, &rqi_mt_self);
-    m->depth = 1;
+    rqi_mt_own(m);
     return 1;
 }
 
@@ -77,8 +83,7 @@ static inline int rqi_mt_trylock(struct rqi_mt *m)
     }
     if (pthread_mutex_trylock(&m->mu) != 0)
         return 0;
-    rqi_store_relaxed(&m->owner, &rqi_mt_self);
-    m->depth = 1;
+    rqi_mt_own(m);
     return 1;
 }
 
@@ -106,8 +111,7 @@ static inline int rqi_mt_release_outer(struct rqi_mt *m)
 static inline void rqi_mt_retake(struct rqi_mt *m)
 {
     pthread_mutex_lock(&m->mu);
-    rqi_store_relaxed(&m->owner, &rqi_mt_self);
-    m->depth = 1; /* another holder may have run it down to 0 meanwhile */
+    rqi_mt_own(m); /* another holder may have run depth down to 0 meanwhile */
 }
 
 #endif

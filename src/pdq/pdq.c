@@ -104,9 +104,8 @@ struct rq_pdq {
     int              seq_running;
     unsigned         nrunning, sleepers, awake;
     int              stop;
-    uint64_t         arrived, handled, queued, queued_max;
+    uint64_t         arrived; /* sequence numbers for rq_pdq_drain */
     uint64_t         bytes, limit;
-    uint64_t         rejected;
     struct pdq_entry *free_small;
     unsigned         nfree;
 };
@@ -226,8 +225,6 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     e->seq = q->arrived++;
     q->bytes += acct;
     list_append(&q->waiting, e);
-    if (++q->queued > q->queued_max)
-        q->queued_max = q->queued;
     if (q->sleepers != 0)
         wake_one(q);
     q_unlock(q);
@@ -248,7 +245,6 @@ int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
 static void take(struct rq_pdq *q, struct pdq_entry *e)
 {
     list_unlink(&q->waiting, e);
-    q->queued--;
     list_append(&q->running, e);
     q->nrunning++;
 }
@@ -318,8 +314,8 @@ static void complete(struct rq_pdq *q, struct pdq_entry **batch, unsigned n, uns
         entry_free(q, batch[i]);
     }
     q->nrunning -= n;
-    q->handled += n;
-    q->rejected += rejected;
+    if (rejected != 0) /* rq_stats' `rejected`; the PDQ may be gone by then */
+        atomic_fetch_add_explicit(&q->ctx->pdq_rejected, rejected, memory_order_relaxed);
     if (key == RQ_KEY_SEQUENTIAL)
         q->seq_running = 0;
     else if (key != RQ_KEY_NOSYNC)

@@ -381,7 +381,8 @@ int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
     out->buffer_bytes_now = ctx->vb.bytes_now;
     out->buffer_bytes_max = ctx->vb.bytes_max;
     out->parked = ctx->parked;
-    out->rejected += atomic_load_explicit(&ctx->gas.rejected, memory_order_relaxed);
+    out->rejected += atomic_load_explicit(&ctx->gas.rejected, memory_order_relaxed) +
+                     atomic_load_explicit(&ctx->pdq_rejected, memory_order_relaxed);
     out->interrupts = ctx->vni.interrupts;
     out->revocations = ctx->vni.revocations;
     rqi_ctx_leave(ctx, locked);
