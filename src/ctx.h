@@ -12,6 +12,7 @@
 #include "gas/gas.h"
 #include "net/shm.h"
 #include "net/shm_ring.h"
+#include "net/ucx.h"
 #include "vni/vni.h"
 
 /* Internal handler ids (RQI_PF_SYSTEM packets). */
@@ -74,6 +75,11 @@ struct rq_ctx {
     char             **seg;   /* each rank's segment, mapped here */
     struct rqi_peers   peers;
     uint64_t           next_peer_check_ns;
+
+    /* transport: UCX, for the ranks of other nodes (src/net/ucx.h) */
+    unsigned char     *remote;   /* size flags: 1 = reached through UCX */
+    struct rqi_ucx    *ucx;      /* NULL when every rank is on this node */
+    int                pmix;     /* bootstrapped through PMIx */
 
     /* delivery: virtual buffer, per-queue FIFOs, views, reassembly */
     struct rqi_vbuf    vb;

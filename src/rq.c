@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "boot/pmix.h"
 #include "coll/coll.h"
 #include "ctx.h"
 #include "am/am.h"
@@ -29,7 +30,7 @@ static int attach_all(rq_ctx_t *ctx)
     atomic_fetch_add(&h->attached, 1u);
     uint64_t deadline = mono_ms() + ctx->cfg.v[RQI_CFG_INIT_TIMEOUT_MS];
     unsigned spins = 0;
-    while (rqi_load_acquire(&h->attached) < h->nranks) {
+    while (rqi_load_acquire(&h->attached) < h->nlocal) {
         if (rqi_load_acquire(&h->failed) != 0)
             return RQ_EPEER;
         if ((++spins & 1023u) == 0 && mono_ms() > deadline) {
@@ -46,6 +47,7 @@ static int attach_all(rq_ctx_t *ctx)
 static void ctx_free(rq_ctx_t *ctx)
 {
     rqi_vni_fini(ctx);
+    rqi_ucx_fini(ctx);
     rqi_gas_fini(ctx);
     rqi_coll_fini(ctx);
     while (ctx->reasm != NULL) {
@@ -62,7 +64,12 @@ static void ctx_free(rq_ctx_t *ctx)
     pthread_mutex_destroy(&ctx->mt.mu);
     free(ctx->tx);
     free(ctx->seg);
+    free(ctx->remote);
     rqi_shm_detach(&ctx->shm);
+#ifdef RQ_HAVE_PMIX
+    if (ctx->pmix)
+        rqi_pmix_fini();
+#endif
     free(ctx);
 }
 
@@ -84,11 +91,15 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         free(ctx);
         return RQ_EINVAL;
     }
-    struct rqi_boot b;
+    struct rqi_boot b = {0, 0, -1, 0, NULL};
     int rc = rqi_boot(&ctx->cfg, &b, err, sizeof err);
+    ctx->pmix = b.pmix;
+    ctx->remote = b.remote;
     if (rc != 0) {
         fprintf(stderr, "librq: %s\n", err);
-        free(ctx);
+        if (b.job_fd >= 0)
+            close(b.job_fd);
+        ctx_free(ctx);
         return rc;
     }
     ctx->rank = b.rank;
@@ -97,7 +108,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     if (rc != 0) {
         fprintf(stderr, "librq: %s\n", err);
         close(b.job_fd);
-        free(ctx);
+        ctx_free(ctx);
         return rc;
     }
     const struct rqi_job_hdr *h = ctx->shm.hdr;
@@ -113,7 +124,9 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     ctx->tx = calloc((size_t)ctx->size, sizeof *ctx->tx);
     ctx->seg = calloc((size_t)ctx->size, sizeof *ctx->seg);
     ctx->outbox = calloc((size_t)ctx->size, sizeof *ctx->outbox);
-    if (ctx->tx == NULL || ctx->seg == NULL || ctx->outbox == NULL) {
+    if (ctx->remote == NULL) /* every rank on this node: all flags 0 */
+        ctx->remote = calloc((size_t)ctx->size, 1);
+    if (ctx->tx == NULL || ctx->seg == NULL || ctx->outbox == NULL || ctx->remote == NULL) {
         ctx_free(ctx);
         return RQ_ENOMEM;
     }
@@ -122,7 +135,12 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
      * (lane + nlanes >= nranks) is single-producer. */
     uint32_t my_lane = (uint32_t)ctx->rank % h->nlanes;
     int exclusive = my_lane + h->nlanes >= h->nranks;
+    int nremote = 0;
     for (int r = 0; r < ctx->size; r++) {
+        if (ctx->remote[r]) {
+            nremote++; /* another node: no ring, no mapped segment */
+            continue;
+        }
         struct rqi_rank_area *a = rqi_shm_area(&ctx->shm, (uint32_t)r);
         ctx->tx[r].slots = rqi_shm_lane(&ctx->shm, (uint32_t)r, my_lane);
         ctx->tx[r].ctrl = &a->ring[my_lane];
@@ -144,7 +162,16 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     rqi_coll_init(ctx);
     if ((rc = attach_all(ctx)) != 0 ||
         (rc = rqi_peers_open(&ctx->peers, &ctx->shm, ctx->rank)) != 0 ||
-        (rc = rqi_gas_init(ctx)) != 0 || (rc = rqi_vni_init(ctx)) != 0) {
+        (rc = rqi_gas_init(ctx)) != 0) {
+        ctx_free(ctx);
+        return rc;
+    }
+    if (nremote != 0 && (rc = rqi_ucx_init(ctx, err, sizeof err)) != 0) {
+        fprintf(stderr, "librq: rank %d: %s\n", ctx->rank, err);
+        ctx_free(ctx);
+        return rc;
+    }
+    if ((rc = rqi_vni_init(ctx)) != 0) {
         ctx_free(ctx);
         return rc;
     }
@@ -179,6 +206,13 @@ int rq_finalize(rq_ctx_t *ctx)
     }
     if (rc == 0)
         rc = ctx->failed ? RQ_EPEER : rqi_barrier(ctx);
+#ifdef RQ_HAVE_PMIX
+    /* Across nodes, every rank must be past the barrier before any closes
+     * its connections: a closed connection reads as a dead peer. */
+    if (rc == 0 && ctx->ucx != NULL && rqi_pmix_fence() != 0)
+        rc = RQ_EPEER;
+#endif
+    rqi_ucx_closing(ctx);
     /* Pairs with the load_acquire in rqi_peers_check: our exit from here
      * on is orderly, not a failure. */
     rqi_store_release(&rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->departed, 1u);

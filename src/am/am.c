@@ -70,6 +70,11 @@ static RQI_ALWAYS_INLINE void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pk
 /* Reserve and write without waiting: 0, or RQ_EAGAIN (nothing written). */
 static RQI_ALWAYS_INLINE int try_write(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
 {
+    if (RQI_UNLIKELY(ctx->remote[dst])) {
+        struct rqi_ucx_out o = {d->kind, d->qid, d->tag, d->pflags, d->nargs, d->args, d->data,
+                                d->len, d->ext[0]};
+        return rqi_ucx_send(ctx, dst, &o);
+    }
     unsigned n = rqi_pkt_slots(d->kind, d->nargs, desc_inline_len(d));
     uint64_t pos;
     struct rqi_pkt *p = rqi_ring_tx_reserve(&ctx->tx[dst], n, ctx->job32, (uint32_t)ctx->rank, &pos);
@@ -160,7 +165,7 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
             return park(ctx, dst, d);
         /* Start dst's atomicity timer, and again now and then while we
          * wait: its progress thread buffers what dst does not drain. */
-        if ((kicks++ & 1023u) == 0)
+        if ((kicks++ & 1023u) == 0 && !ctx->remote[dst])
             rqi_vni_full(ctx, dst);
         /* The rank we wait for may itself wait for our global-address
          * service (proc strategy): serving never runs a handler. */
@@ -210,7 +215,9 @@ static RQI_ALWAYS_INLINE int send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned
     if (RQI_UNLIKELY(ctx->failed))
         return RQ_EPEER;
     int nonblock = (flags & RQ_NONBLOCK) != 0;
-    if (RQI_LIKELY(len <= ctx->medium_max)) {
+    /* Another node: one packet whatever its size (UCX moves large ones by
+     * rendezvous). */
+    if (RQI_LIKELY(len <= ctx->medium_max) || (ctx->remote[dst] && len <= RQI_FRAG_MAX)) {
         struct pkt_desc d = {RQI_PK_INLINE, qid, tag, pflags, nargs, args, data, len, {0, 0, 0},
                              flags};
         return send_packet(ctx, dst, &d, nonblock);
@@ -248,7 +255,7 @@ static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
                                      const uint64_t *args, unsigned nargs, const void *data,
                                      size_t len, unsigned flags)
 {
-    if (RQI_LIKELY(len <= ctx->medium_max && !ctx->failed &&
+    if (RQI_LIKELY(len <= ctx->medium_max && !ctx->failed && !ctx->remote[dst] &&
                    rqi_vfifo_head(&ctx->outbox[dst]) == NULL)) {
         unsigned n = (unsigned)((sizeof(struct rqi_pkt) + 8u * nargs + len + RQI_SLOT_BYTES - 1) /
                                 RQI_SLOT_BYTES);
@@ -345,8 +352,33 @@ int rq_poll(rq_ctx_t *ctx)
     RQI_GUARDED(ctx, rqi_poll(ctx));
 }
 
+/* Active messages from other nodes: in place from UCX's receive buffer
+ * (direct), unless buffered ones are older (then they join the buffer, to
+ * be run in order by the caller).  Returns handlers run. */
+static RQI_NOINLINE int poll_remote(rq_ctx_t *ctx, int batch)
+{
+    if (rqi_vfifo_head(&ctx->fifo[RQ_AM_QUEUE]) != NULL) {
+        (void)rqi_ucx_drain(ctx);
+        return 0;
+    }
+    int n = 0;
+    rq_msg_t m;
+    struct rqi_ucx_rx *e;
+    while (n < batch && (e = rqi_ucx_am_next(ctx, &m)) != NULL) {
+        ctx->stats.received++;
+        ctx->stats.direct++;
+        n += run_handler(ctx, &m);
+        rqi_ucx_rx_free(ctx, e);
+    }
+    return n;
+}
+
 int rqi_poll(rq_ctx_t *ctx)
 {
+    /* Another node's packets are taken in (no handler runs), also inside
+     * a handler: a sender waiting on us needs the network drained. */
+    if (RQI_UNLIKELY(ctx->ucx != NULL))
+        rqi_ucx_progress(ctx);
     /* proc strategy: global-address requests are served by whoever polls
      * (no handler runs, so also inside a handler). */
     if (ctx->gas.strategy == RQI_GAS_PROC)
@@ -359,6 +391,10 @@ int rqi_poll(rq_ctx_t *ctx)
         rqi_outbox_flush_all(ctx);
     struct rqi_vfifo *am = &ctx->fifo[RQ_AM_QUEUE];
     const unsigned nl = ctx->nlanes;
+    const int batch = (int)ctx->cfg.v[RQI_CFG_POLL_BATCH];
+    int nr = 0; /* handlers run for other nodes' messages */
+    if (RQI_UNLIKELY(ctx->ucx != NULL) && rqi_ucx_am_waiting(ctx))
+        nr = poll_remote(ctx, batch);
     /* The empty poll, the common case while waiting: one pass over the
      * lanes' sequence words, handing released space back on the way. */
     if (RQI_LIKELY(rqi_vfifo_head(am) == NULL)) {
@@ -366,11 +402,10 @@ int rqi_poll(rq_ctx_t *ctx)
         while (k < nl && rqi_ring_rx_peek(&ctx->rx[k]) == NULL)
             rqi_ring_rx_idle(&ctx->rx[k++]);
         if (k == nl)
-            return 0;
+            return nr;
     }
-    const int batch = (int)ctx->cfg.v[RQI_CFG_POLL_BATCH];
     unsigned l = ctx->lane_rr, empty = 0;
-    int n = 0;
+    int n = nr;
     rq_msg_t m;
     /* Stay on a lane while it has packets; return once a lane runs dry
      * after a delivery (the caller is usually waiting for exactly that), or

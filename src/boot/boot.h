@@ -1,6 +1,8 @@
 /* boot.h - how a process finds its job: under rqrun (RQ_JOB_FD, RQ_RANK,
- * RQ_SIZE), or alone (a 1-rank job it creates itself).  PMIx launchers
- * (mpirun, srun) belong to the cross-node issue. */
+ * RQ_SIZE); under a PMIx launcher (mpirun, srun: node identity and the
+ * job key exchanged through PMIx, one job segment per node created by the
+ * node's lowest rank and opened by the others through /proc); or alone (a
+ * 1-rank job it creates itself). */
 #ifndef RQI_BOOT_H
 #define RQI_BOOT_H
 
@@ -10,7 +12,11 @@
 
 struct rqi_boot {
     int rank, size;
-    int job_fd;    /* the job segment's memfd, owned by the caller */
+    int job_fd;       /* the job segment's memfd, owned by the caller */
+    int pmix;         /* started by a PMIx launcher: rqi_pmix_* usable */
+    unsigned char *remote; /* NULL (every rank shares our segment) or size
+                              flags, 1: that rank is reached through UCX;
+                              owned by the caller (free) */
 };
 
 /* 0, or an RQ_E* code with a message in err. */

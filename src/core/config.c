@@ -11,6 +11,7 @@
 #define GiB (1024ull * MiB)
 
 static const char *const gas_strategies[] = {"direct", "np", "proc", NULL};
+static const char *const transports[] = {"auto", "shm", "ucx", NULL};
 
 const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
@@ -62,6 +63,15 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         "how long an idle PDQ thread looks for work before it sleeps", NULL},
     [RQI_CFG_PDQ_FALLBACK_US] = {"RQ_PDQ_FALLBACK_US", 200, 0, 60000000, 0,
         "multiplexed PDQ: how long messages wait for rq_pdq_help before a fallback thread runs them", NULL},
+    [RQI_CFG_TRANSPORT] = {"RQ_TRANSPORT", RQI_TRANSPORT_AUTO, 0, 2, 0,
+        "how ranks started by mpirun/srun reach each other: auto (shared memory on the same node, "
+        "UCX across nodes), shm (one node only), ucx (UCX for every other rank)", transports},
+    [RQI_CFG_UCX_EAGER_MAX] = {"RQ_UCX_EAGER_MAX", 8 * KiB, 0, 1 * GiB, 0,
+        "UCX: payloads up to this go eagerly (copied); larger ones by rendezvous, "
+        "zero-copy into the receiver's buffer", NULL},
+    [RQI_CFG_UCX_INFLIGHT] = {"RQ_UCX_INFLIGHT", 1024, 1, 1u << 20, 0,
+        "UCX: eager sends the network has not yet taken (each holds a copy); "
+        "beyond this a sender drains and waits", NULL},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

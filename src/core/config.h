@@ -28,6 +28,9 @@ enum rqi_cfg_id {
     RQI_CFG_PDQ_WINDOW,
     RQI_CFG_PDQ_SPIN_US,
     RQI_CFG_PDQ_FALLBACK_US,
+    RQI_CFG_TRANSPORT,
+    RQI_CFG_UCX_EAGER_MAX,
+    RQI_CFG_UCX_INFLIGHT,
     RQI_CFG_COUNT
 };
 
@@ -43,6 +46,8 @@ struct rqi_cfg_var {
 
 /* RQ_GAS_STRATEGY values (see rq.h, global address space). */
 enum { RQI_GAS_DIRECT = 0, RQI_GAS_NP = 1, RQI_GAS_PROC = 2 };
+/* RQ_TRANSPORT values: how a rank reaches a peer. */
+enum { RQI_TRANSPORT_AUTO = 0, RQI_TRANSPORT_SHM = 1, RQI_TRANSPORT_UCX = 2 };
 
 /* The table, indexed by enum rqi_cfg_id. */
 extern const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT];
@@ -73,5 +78,7 @@ void rqi_config_format(const struct rqi_cfg_var *var, uint64_t v, char *buf, siz
 #define RQI_ENV_RANK   "RQ_RANK"
 #define RQI_ENV_SIZE   "RQ_SIZE"
 #define RQI_ENV_JOB_FD "RQ_JOB_FD"
+/* Read as a string (PMIx launch): the node this rank counts as on. */
+#define RQI_ENV_NODE_ID "RQ_NODE_ID"
 
 #endif

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "core/sys.h"
 #include "deliver/deliver.h"
+#include "net/ucx.h"
 #include "pdq/pdq.h"
 
 #include <sched.h>
@@ -151,6 +152,36 @@ static int reasm_add(rq_ctx_t *ctx, struct rqi_pkt *p)
     return 0;
 }
 
+int rqi_ingest_pkt(rq_ctx_t *ctx, struct rqi_pkt *p, void *data, size_t len)
+{
+    if (RQI_UNLIKELY(ctx->pdq[p->qid] != NULL)) {
+        int rc = rqi_pdq_push(ctx->pdq[p->qid], p->src, p->tag, p->flags, rqi_pkt_args(p),
+                              p->nargs, data, len,
+                              p->kind == RQI_PK_LONG ? RQI_PDQ_BORROW : RQI_PDQ_COPY);
+        if (rc != 0)
+            return rc;
+    } else {
+        size_t inl = p->kind == RQI_PK_INLINE ? len : 0;
+        struct rqi_vrec *v = rqi_vbuf_push(&ctx->vb, &ctx->fifo[p->qid], p->nargs, inl);
+        if (v == NULL)
+            return RQ_ENOMEM;
+        v->src = p->src;
+        v->tag = p->tag;
+        v->qid = p->qid;
+        v->flags = p->flags;
+        memcpy(v->args, rqi_pkt_args(p), 8u * p->nargs);
+        if (inl != 0) {
+            memcpy(v->data, data, inl);
+        } else if (p->kind == RQI_PK_LONG) {
+            v->data = data;
+            v->len = len;
+        }
+    }
+    ctx->stats.received++;
+    rqi_mode_update(ctx);
+    return 0;
+}
+
 int rqi_ingest(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p)
 {
     uint64_t pos = rqi_ring_rx_take(rx, p);
@@ -164,49 +195,28 @@ int rqi_ingest(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p)
             ctx->stats.rejected++;
         else
             ctx->stats.received++;
-    } else if (RQI_UNLIKELY(ctx->pdq[p->qid] != NULL)) {
-        int rc;
-        if (p->kind == RQI_PK_LONG) {
-            const struct rqi_pkt_long *e = rqi_pkt_ext(p);
-            rc = rqi_pdq_push(ctx->pdq[p->qid], p->src, p->tag, p->flags, rqi_pkt_args(p),
-                              p->nargs, ctx->seg[ctx->rank] + e->off, e->len, RQI_PDQ_BORROW);
-        } else {
-            rc = rqi_pdq_push(ctx->pdq[p->qid], p->src, p->tag, p->flags, rqi_pkt_args(p),
-                              p->nargs, rqi_pkt_payload(p), p->len, RQI_PDQ_COPY);
-        }
+        rqi_mode_update(ctx);
+    } else {
+        const struct rqi_pkt_long *e = rqi_pkt_ext(p);
+        int rc = p->kind == RQI_PK_LONG
+                     ? rqi_ingest_pkt(ctx, p, ctx->seg[ctx->rank] + e->off, e->len)
+                     : rqi_ingest_pkt(ctx, p, rqi_pkt_payload(p), p->len);
         if (rc != 0) {
-            rx->scan = pos;
+            rx->scan = pos; /* untake: the packet stays in the ring */
             return rc;
         }
-        ctx->stats.received++;
-    } else {
-        size_t inl = p->kind == RQI_PK_INLINE ? p->len : 0;
-        struct rqi_vrec *v = rqi_vbuf_push(&ctx->vb, &ctx->fifo[p->qid], p->nargs, inl);
-        if (v == NULL) {
-            rx->scan = pos;
-            return RQ_ENOMEM;
-        }
-        v->src = p->src;
-        v->tag = p->tag;
-        v->qid = p->qid;
-        v->flags = p->flags;
-        memcpy(v->args, rqi_pkt_args(p), 8u * p->nargs);
-        if (inl != 0) {
-            memcpy(v->data, rqi_pkt_payload(p), inl);
-        } else if (p->kind == RQI_PK_LONG) {
-            const struct rqi_pkt_long *e = rqi_pkt_ext(p);
-            v->data = ctx->seg[ctx->rank] + e->off;
-            v->len = e->len;
-        }
-        ctx->stats.received++;
     }
     rqi_ring_rx_release(rx, p, pos);
-    rqi_mode_update(ctx);
     return 0;
 }
 
 int rqi_drain(rq_ctx_t *ctx)
 {
+    if (RQI_UNLIKELY(ctx->ucx != NULL)) {
+        int rc = rqi_ucx_drain(ctx);
+        if (rc != 0)
+            return rc;
+    }
     for (unsigned l = 0; l < ctx->nlanes; l++) {
         struct rqi_ring_rx *rx = &ctx->rx[l];
         struct rqi_pkt *p;

@@ -19,26 +19,19 @@
 
 enum { RQI_PKT_OK = 0, RQI_PKT_REJECT = 1, RQI_PKT_BROKEN = 2 };
 
-/* Validate the published packet p at lane rx's scan position: every field
- * that steers a read or a write is checked against this job's limits.
- * RQI_PKT_BROKEN: its slot count cannot be trusted (the lane's framing is
- * lost); RQI_PKT_REJECT: drop it (its slot count is sound). */
-static inline int rqi_pkt_check(const rq_ctx_t *ctx, const struct rqi_ring_rx *rx,
-                                struct rqi_pkt *p)
+/* The checks of a packet's fields shared by both transports: every field
+ * that steers a read or a write, against this job's limits (payloads up
+ * to len_max in place).  RQI_PKT_OK or RQI_PKT_REJECT. */
+static inline int rqi_pkt_fields_check(const rq_ctx_t *ctx, const struct rqi_pkt *p,
+                                       uint64_t len_max)
 {
-    uint64_t off = rx->scan & (rx->nslots - 1);
-    if (RQI_UNLIKELY(p->nslots == 0 || off + p->nslots > rx->nslots))
-        return RQI_PKT_BROKEN;
     if (RQI_UNLIKELY(p->job != ctx->job32))
         return RQI_PKT_REJECT;
-    if (p->kind == RQI_PK_PAD)
-        return RQI_PKT_OK;
     const unsigned keyed = (p->flags & RQI_PF_KEY) != 0;
     if (RQI_UNLIKELY(p->src >= (uint32_t)ctx->size || p->qid >= RQ_MAX_QUEUES ||
-                     p->nargs > RQ_MAX_ARGS + keyed || p->len > ctx->medium_max ||
+                     p->nargs > RQ_MAX_ARGS + keyed || p->len > len_max ||
                      p->kind < RQI_PK_INLINE || p->kind > RQI_PK_FRAG ||
-                     (p->flags & ~(RQI_PF_SYSTEM | RQI_PF_KEY)) != 0 ||
-                     p->nslots != rqi_pkt_slots(p->kind, p->nargs, p->len)))
+                     (p->flags & ~(RQI_PF_SYSTEM | RQI_PF_KEY)) != 0))
         return RQI_PKT_REJECT;
     /* A key word rides behind the arguments of a PDQ message, never on
      * the AM queue or a system packet. */
@@ -52,16 +45,33 @@ static inline int rqi_pkt_check(const rq_ctx_t *ctx, const struct rqi_ring_rx *r
         return RQI_PKT_REJECT;
     }
     if (p->kind == RQI_PK_LONG) {
-        const struct rqi_pkt_long *e = rqi_pkt_ext(p);
+        const struct rqi_pkt_long *e = rqi_pkt_ext((struct rqi_pkt *)p);
         if (p->len != 0 || e->off > ctx->seg_bytes || e->len > ctx->seg_bytes - e->off)
             return RQI_PKT_REJECT;
     } else if (p->kind == RQI_PK_FRAG) {
-        const struct rqi_pkt_frag *e = rqi_pkt_ext(p);
+        const struct rqi_pkt_frag *e = rqi_pkt_ext((struct rqi_pkt *)p);
         if (p->len == 0 || e->total > RQI_FRAG_MAX || e->offset > e->total ||
             p->len > e->total - e->offset || (e->offset != 0 && p->nargs != 0) ||
             (keyed && e->offset == 0 && p->nargs == 0))
             return RQI_PKT_REJECT;
     }
+    return RQI_PKT_OK;
+}
+
+/* Validate the published packet p at lane rx's scan position.
+ * RQI_PKT_BROKEN: its slot count cannot be trusted (the lane's framing is
+ * lost); RQI_PKT_REJECT: drop it (its slot count is sound). */
+static inline int rqi_pkt_check(const rq_ctx_t *ctx, const struct rqi_ring_rx *rx,
+                                struct rqi_pkt *p)
+{
+    uint64_t off = rx->scan & (rx->nslots - 1);
+    if (RQI_UNLIKELY(p->nslots == 0 || off + p->nslots > rx->nslots))
+        return RQI_PKT_BROKEN;
+    if (p->kind == RQI_PK_PAD)
+        return RQI_UNLIKELY(p->job != ctx->job32) ? RQI_PKT_REJECT : RQI_PKT_OK;
+    if (rqi_pkt_fields_check(ctx, p, ctx->medium_max) != RQI_PKT_OK ||
+        RQI_UNLIKELY(p->nslots != rqi_pkt_slots(p->kind, p->nargs, p->len)))
+        return RQI_PKT_REJECT;
     return RQI_PKT_OK;
 }
 
@@ -76,6 +86,10 @@ struct rqi_pkt *rqi_rx_next_lane(rq_ctx_t *ctx, struct rqi_ring_rx *rx);
 /* Copy the valid packet p at rx's scan into its queue's FIFO (or
  * reassembly) and release its slots.  0, or RQ_ENOMEM (p stays). */
 int rqi_ingest(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p);
+/* The same for a validated INLINE or LONG packet p whose payload (len
+ * bytes) is at data, wherever it came from (the UCX transport).  0 or
+ * RQ_ENOMEM (nothing taken). */
+int rqi_ingest_pkt(rq_ctx_t *ctx, struct rqi_pkt *p, void *data, size_t len);
 
 /* Ingest every published packet of every lane: make room without running
  * handlers.  0 or RQ_ENOMEM. */

@@ -61,7 +61,7 @@ static int xfer_check(const rq_ctx_t *ctx, const struct xfer *x, unsigned flags,
 
 static int in_place(const rq_ctx_t *ctx, int peer)
 {
-    return ctx->gas.strategy == RQI_GAS_DIRECT || peer == ctx->rank;
+    return (ctx->gas.strategy == RQI_GAS_DIRECT && !ctx->remote[peer]) || peer == ctx->rank;
 }
 
 /* Direct: copy block by block through the mapped segment. */
@@ -88,6 +88,9 @@ static int do_put(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, int store
     int rc = xfer_check(ctx, x, flags, 1);
     if (rc != 0 || x->elem == 0 || x->count == 0)
         return rc;
+    if (RQI_UNLIKELY(ctx->remote[x->peer]))
+        return rqi_ucx_put(ctx, x->peer, x->off, x->rstride, x->buf, x->lstride, x->elem,
+                           x->count, store);
     if (!in_place(ctx, x->peer))
         return rqi_gas_send_put(ctx, x->peer, store, x->off, x->rstride, x->buf, x->lstride,
                                 x->elem, x->count);
@@ -104,6 +107,9 @@ static int do_get(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, uint32_t 
     int rc = xfer_check(ctx, x, flags, 0);
     if (rc != 0 || x->elem == 0 || x->count == 0)
         return rc;
+    if (RQI_UNLIKELY(ctx->remote[x->peer]))
+        return rqi_ucx_get(ctx, x->buf, x->lstride, x->peer, x->off, x->rstride, x->elem,
+                           x->count, slot != NULL);
     if (!in_place(ctx, x->peer))
         return rqi_gas_send_get(ctx, x->buf, x->lstride, x->peer, x->off, x->rstride, x->elem,
                                 x->count, slot);
@@ -178,7 +184,11 @@ static int amo_body(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t opera
     if (ctx->seg_bytes < 8 || off > ctx->seg_bytes - 8)
         return RQ_ERANGE;
     uint64_t v;
-    if (in_place(ctx, dst)) {
+    if (RQI_UNLIKELY(ctx->remote[dst])) {
+        int rc = rqi_ucx_amo(ctx, dst, off, op, operand, compare, &v);
+        if (rc != 0)
+            return rc;
+    } else if (in_place(ctx, dst)) {
         v = rqi_gas_amo_apply((_Atomic uint64_t *)(void *)(ctx->seg[dst] + off), op, operand,
                               compare);
     } else {

@@ -526,7 +526,8 @@ int rqi_gas_quiet(rq_ctx_t *ctx)
         if (rc != 0)
             return rc;
     }
-    return 0;
+    /* Other nodes: every RMA, AMO and eager send of ours completed. */
+    return ctx->ucx != NULL ? rqi_ucx_flush(ctx) : 0;
 }
 
 /* ---- the network processor -------------------------------------------- */

@@ -31,7 +31,7 @@ uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max)
     return m & ~7ull;
 }
 
-static uint64_t job_id_new(void)
+uint64_t rqi_job_id_new(void)
 {
     uint64_t id = 0;
     if (getrandom(&id, sizeof id, GRND_NONBLOCK) != sizeof id) {
@@ -42,9 +42,10 @@ static uint64_t job_id_new(void)
     return id | 1; /* never 0 */
 }
 
-int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, char *err, size_t errlen)
+int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nlocal,
+                   uint64_t job_id, char *err, size_t errlen)
 {
-    if (nranks == 0 || nranks > RQI_MAX_RANKS) {
+    if (nranks == 0 || nranks > RQI_MAX_RANKS || nlocal == 0 || nlocal > nranks) {
         snprintf(err, errlen, "rank count %u outside [1, %u]", nranks, RQI_MAX_RANKS);
         return -EINVAL;
     }
@@ -76,7 +77,8 @@ int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, char *err, siz
     h->magic = RQI_JOB_MAGIC;
     h->version = RQI_JOB_VERSION;
     h->nranks = nranks;
-    h->job_id = job_id_new();
+    h->nlocal = nlocal;
+    h->job_id = job_id != 0 ? job_id : rqi_job_id_new();
     h->ring_bytes = ring;
     h->nlanes = lanes;
     h->seg_bytes = seg;
@@ -100,6 +102,7 @@ int rqi_shm_attach(int fd, struct rqi_shm *shm, char *err, size_t errlen)
     if (probe.magic != RQI_JOB_MAGIC || probe.version != RQI_JOB_VERSION ||
         probe.nranks == 0 || probe.nranks > RQI_MAX_RANKS || probe.ranks_off != PAGE ||
         probe.nlanes == 0 || probe.nlanes > RQI_MAX_LANES || probe.nlanes > probe.nranks ||
+        probe.nlocal == 0 || probe.nlocal > probe.nranks ||
         probe.rank_stride !=
             PAGE + (probe.nlanes + RQI_GAS_RINGS) * probe.ring_bytes + probe.seg_bytes ||
         probe.total_bytes != PAGE + probe.rank_stride * probe.nranks ||

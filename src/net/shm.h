@@ -38,7 +38,7 @@
 #include "net/shm_ring.h"
 
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
-#define RQI_JOB_VERSION 4u
+#define RQI_JOB_VERSION 5u
 #define RQI_MAX_RANKS   4096u
 #define RQI_MAX_LANES   16u
 #define RQI_GAS_RINGS   2u  /* per rank, after its lanes: request, reply */
@@ -51,7 +51,8 @@ struct rqi_job_hdr {
     uint64_t job_id;
     uint64_t ring_bytes;   /* per lane */
     uint32_t nlanes;       /* lanes per rank: min(RQ_LANES, nranks) */
-    uint32_t pad_;
+    uint32_t nlocal;       /* ranks that attach here (the others are on
+                              other nodes; their areas are never touched) */
     uint64_t seg_bytes;
     uint64_t medium_max;
     uint64_t rank_stride;
@@ -105,9 +106,14 @@ struct rqi_shm {
 /* Largest in-place payload for a ring of ring_bytes (cfg_max capped). */
 uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max);
 
-/* Create and size a job memfd for nranks from cfg and write its header.
- * Returns the descriptor (close-on-exec set) or -errno. */
-int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, char *err, size_t errlen);
+/* A fresh random job id (never 0): the job key packets carry. */
+uint64_t rqi_job_id_new(void);
+
+/* Create and size a job memfd for nranks from cfg and write its header:
+ * nlocal of them attach to it (nranks on one node); job_id 0 draws a new
+ * one.  Returns the descriptor (close-on-exec set) or -errno. */
+int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nlocal,
+                   uint64_t job_id, char *err, size_t errlen);
 
 /* Map the job behind fd and check its header.  0 or an RQ_E* code. */
 int rqi_shm_attach(int fd, struct rqi_shm *shm, char *err, size_t errlen);

@@ -367,6 +367,9 @@ static unsigned pump(struct rq_pdq *q)
         return 0;
     rqi_vni_enter(&ctx->vni, ctx);
     unsigned n = 0;
+    /* Other nodes' PDQ messages are pushed as they are taken in. */
+    if (RQI_UNLIKELY(ctx->ucx != NULL))
+        n += (unsigned)rqi_ucx_progress(ctx);
     for (unsigned l = 0; l < ctx->nlanes; l++) {
         struct rqi_ring_rx *rx = &ctx->rx[l];
         struct rqi_pkt *p;

@@ -35,6 +35,9 @@ static int queue_head(rq_ctx_t *ctx, unsigned qid, rq_msg_t *m)
         rqi_msg_from_pkt(ctx, view->pkt, m);
         return 1;
     }
+    /* Other nodes' packets for this queue join its buffer. */
+    if (RQI_UNLIKELY(ctx->ucx != NULL))
+        rqi_ucx_progress(ctx);
     for (;;) {
         struct rqi_vrec *v = rqi_vfifo_head(&ctx->fifo[qid]);
         if (v != NULL) {

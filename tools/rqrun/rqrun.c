@@ -150,7 +150,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "rqrun: %s\n", err);
         return 2;
     }
-    int job_fd = rqi_shm_create(&cfg, (uint32_t)n, err, sizeof err);
+    int job_fd = rqi_shm_create(&cfg, (uint32_t)n, (uint32_t)n, 0, err, sizeof err);
     if (job_fd < 0) {
         fprintf(stderr, "rqrun: cannot create the job segment: %s\n", err);
         return 1;

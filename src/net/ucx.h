@@ -1,0 +1,150 @@
+/* ucx.h - the inter-node transport: UCX (UCP) for the ranks of other
+ * nodes, behind the same send / intake / drain steps as the shared-memory
+ * rings.  Chosen per peer at rq_init (RQ_TRANSPORT; ctx->remote[r] = 1).
+ *
+ * PACKETS  One UCP active message per packet.  Its UCP header is
+ *   struct rqi_ucx_hdr: the 64-bit job key, the ring's packet header (seq =
+ *   a per-pair sequence number from 1, nslots = 0) and extension and
+ *   argument words; the payload is the UCP data.  Payloads up to
+ *   RQ_UCX_EAGER_MAX go eagerly: sent straight from the caller's buffers
+ *   when UCX takes them at once, else from a copy (at most RQ_UCX_INFLIGHT
+ *   copies outstanding; beyond that a send is RQ_EAGAIN and the sender
+ *   drains and retries, as on a full ring).  Larger payloads go by
+ *   rendezvous: the receiver pulls them straight into their final buffer
+ *   (the target segment for rq_request_long), and the send returns when
+ *   the source is no longer needed.  No packet is fragmented.
+ *
+ * RECEIVE  The UCP callback (inside ucp_worker_progress, from any librq call
+ *   that polls or waits) validates the header against the job's limits
+ *   and the job key, checks the sequence number (a duplicate is refused
+ *   and counted; a gap fails the job: a committed packet was lost) and
+ *   queues an entry in arrival order.  Eager data stays in UCX's receive
+ *   buffer (UCP_AM_FLAG_PERSISTENT_DATA): an active-message handler reads
+ *   it in place, the direct case; other queues, the PDQ and a drain copy it
+ *   into the virtual buffer, the buffered case.  A rendezvous entry blocks
+ *   the entries behind it until its data has landed: per-pair FIFO holds.
+ *   Handlers never run inside a UCX callback.
+ *
+ * GLOBAL ADDRESS  Each rank registers its segment and its store counter
+ *   (one region: its area of the job segment) and publishes the remote key
+ *   through PMIx.  Puts, gets and stores to another node are UCP RMA, AMOs
+ *   UCP atomics; rq_sync is a worker flush; a store's counter bump is a UCP
+ *   atomic add issued after a fence behind the data.
+ *
+ * FAILURE  Endpoints use UCP_ERR_HANDLING_MODE_PEER: a lost connection
+ *   fails the job (RQ_EPEER) unless rq_finalize has passed its final
+ *   fence.
+ *
+ * THREADS  The worker is UCS_THREAD_MODE_SERIALIZED: only the context's
+ *   owner (see ctx.h: the context lock and the progress-thread protocol)
+ *   calls in. */
+#ifndef RQI_UCX_H
+#define RQI_UCX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "net/shm_ring.h"
+#include "rq.h"
+
+struct rq_ctx;
+struct rqi_ucx;
+struct rqi_ucx_rx;
+
+/* A packet's UCP header. */
+struct rqi_ucx_hdr {
+    uint64_t       key;
+    struct rqi_pkt pkt;
+    uint64_t       w[3 + RQ_MAX_ARGS + 1]; /* extension, then args (+ PDQ key) */
+};
+#define RQI_UCX_HDR_MIN (8u + sizeof(struct rqi_pkt))
+
+/* A packet to send (arguments validated by the caller). */
+struct rqi_ucx_out {
+    unsigned        kind, qid, tag, pflags, nargs; /* kind: RQI_PK_INLINE or RQI_PK_LONG */
+    const uint64_t *args;
+    const void     *data;
+    size_t          len;
+    uint64_t        off; /* LONG: where the payload lands in the target segment */
+};
+
+#ifdef RQ_HAVE_UCX
+/* rq_init, after the job segment is attached (needs the PMIx exchange):
+ * worker, endpoints to every remote rank, our registered area, the peers'
+ * remote keys.  0 or RQ_E* with a message in err. */
+int  rqi_ucx_init(struct rq_ctx *ctx, char *err, size_t errlen);
+/* rq_finalize, after every rank's final fence: close and free. */
+void rqi_ucx_fini(struct rq_ctx *ctx);
+/* Stop treating lost connections as failures (the job is ending). */
+void rqi_ucx_closing(struct rq_ctx *ctx);
+
+/* Send one packet to remote rank dst: 0, RQ_EAGAIN (too many copies in
+ * flight; nothing sent), RQ_EPEER. */
+int  rqi_ucx_send(struct rq_ctx *ctx, int dst, const struct rqi_ucx_out *o);
+
+/* Progress the worker and take in what arrived: packets of other queues
+ * and PDQs go to their buffers; active messages wait for delivery.  Runs
+ * no handler.  Returns nonzero when anything happened. */
+int  rqi_ucx_progress(struct rq_ctx *ctx);
+/* The oldest active message waiting for delivery (removed from the
+ * queue), or NULL; its message in *m.  Release with rqi_ucx_rx_free. */
+struct rqi_ucx_rx *rqi_ucx_am_next(struct rq_ctx *ctx, rq_msg_t *m);
+void rqi_ucx_rx_free(struct rq_ctx *ctx, struct rqi_ucx_rx *e);
+/* Progress, then move every waiting active message into the virtual
+ * buffer.  0 or RQ_ENOMEM. */
+int  rqi_ucx_drain(struct rq_ctx *ctx);
+/* Active messages waiting for delivery. */
+int  rqi_ucx_am_waiting(const struct rq_ctx *ctx);
+
+/* Validate a received header (hlen bytes, copied into h) for a payload of
+ * len bytes: RQI_PKT_OK or RQI_PKT_REJECT.  Exposed for the fuzzer. */
+int  rqi_ucx_hdr_check(const struct rq_ctx *ctx, const struct rqi_ucx_hdr *h, size_t hlen,
+                       size_t len);
+
+/* Global-address operations on a remote rank (validated by the caller).
+ * Puts and stores return when the source is reusable; every operation is
+ * complete at rqi_ucx_flush; gets with wait return with the data. */
+int  rqi_ucx_put(struct rq_ctx *ctx, int dst, uint64_t off, uint64_t rstride, const char *src,
+                 uint64_t lstride, uint64_t elem, uint64_t count, int store);
+int  rqi_ucx_get(struct rq_ctx *ctx, char *dst, uint64_t lstride, int src_rank, uint64_t off,
+                 uint64_t rstride, uint64_t elem, uint64_t count, int wait);
+int  rqi_ucx_amo(struct rq_ctx *ctx, int dst, uint64_t off, int op, uint64_t operand,
+                 uint64_t compare, uint64_t *old);
+int  rqi_ucx_flush(struct rq_ctx *ctx);
+#else
+static inline int rqi_ucx_init(struct rq_ctx *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    snprintf(err, errlen, "ranks on other nodes need UCX: librq was built without it "
+                          "(install libucx-dev and rebuild)");
+    return RQ_ENOTSUP;
+}
+static inline void rqi_ucx_fini(struct rq_ctx *ctx) { (void)ctx; }
+static inline void rqi_ucx_closing(struct rq_ctx *ctx) { (void)ctx; }
+static inline int rqi_ucx_send(struct rq_ctx *ctx, int dst, const struct rqi_ucx_out *o)
+{ (void)ctx; (void)dst; (void)o; return RQ_ENOTSUP; }
+static inline int rqi_ucx_progress(struct rq_ctx *ctx) { (void)ctx; return 0; }
+static inline struct rqi_ucx_rx *rqi_ucx_am_next(struct rq_ctx *ctx, rq_msg_t *m)
+{ (void)ctx; (void)m; return NULL; }
+static inline void rqi_ucx_rx_free(struct rq_ctx *ctx, struct rqi_ucx_rx *e) { (void)ctx; (void)e; }
+static inline int rqi_ucx_drain(struct rq_ctx *ctx) { (void)ctx; return 0; }
+static inline int rqi_ucx_am_waiting(const struct rq_ctx *ctx) { (void)ctx; return 0; }
+static inline int rqi_ucx_put(struct rq_ctx *ctx, int dst, uint64_t off, uint64_t rstride,
+                              const char *src, uint64_t lstride, uint64_t elem, uint64_t count,
+                              int store)
+{ (void)ctx; (void)dst; (void)off; (void)rstride; (void)src; (void)lstride; (void)elem;
+  (void)count; (void)store; return RQ_ENOTSUP; }
+static inline int rqi_ucx_get(struct rq_ctx *ctx, char *dst, uint64_t lstride, int src_rank,
+                              uint64_t off, uint64_t rstride, uint64_t elem, uint64_t count,
+                              int wait)
+{ (void)ctx; (void)dst; (void)lstride; (void)src_rank; (void)off; (void)rstride; (void)elem;
+  (void)count; (void)wait; return RQ_ENOTSUP; }
+static inline int rqi_ucx_amo(struct rq_ctx *ctx, int dst, uint64_t off, int op,
+                              uint64_t operand, uint64_t compare, uint64_t *old)
+{ (void)ctx; (void)dst; (void)off; (void)op; (void)operand; (void)compare; (void)old;
+  return RQ_ENOTSUP; }
+static inline int rqi_ucx_flush(struct rq_ctx *ctx) { (void)ctx; return 0; }
+#endif
+
+#endif
