@@ -397,6 +397,24 @@ sent:
     return 0;
 }
 
+int rqi_ucx_send_raw(rq_ctx_t *ctx, int dst, const void *hdr, size_t hlen, const void *data,
+                     size_t len)
+{
+    ucp_request_param_t rp = {.op_attr_mask = 0};
+    void *req = ucp_am_send_nbx(ctx->ucx->peer[dst].ep, RQI_UCX_AM_ID, hdr, hlen, data, len, &rp);
+    return wait_req(ctx, req) == UCS_OK ? 0 : RQ_EPEER;
+}
+
+uint64_t rqi_ucx_next_seq(const rq_ctx_t *ctx, int dst)
+{
+    return ctx->ucx->peer[dst].tx_seq + 1;
+}
+
+uint64_t rqi_ucx_key(const rq_ctx_t *ctx)
+{
+    return ctx->ucx->key;
+}
+
 /* ---- global address ---------------------------------------------------- */
 
 static ucs_status_t rma_wait(rq_ctx_t *ctx, void *req)

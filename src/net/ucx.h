@@ -102,6 +102,15 @@ int  rqi_ucx_am_waiting(const struct rq_ctx *ctx);
 int  rqi_ucx_hdr_check(const struct rq_ctx *ctx, const struct rqi_ucx_hdr *h, size_t hlen,
                        size_t len);
 
+/* Test hook: send hlen header bytes and len payload bytes to dst as a
+ * packet, unchecked and without a sequence number of its own (the forged
+ * packet tests).  0 or RQ_EPEER. */
+int  rqi_ucx_send_raw(struct rq_ctx *ctx, int dst, const void *hdr, size_t hlen,
+                      const void *data, size_t len);
+/* The next sequence number a packet to dst carries, and the job key. */
+uint64_t rqi_ucx_next_seq(const struct rq_ctx *ctx, int dst);
+uint64_t rqi_ucx_key(const struct rq_ctx *ctx);
+
 /* Global-address operations on a remote rank (validated by the caller).
  * Puts and stores return when the source is reusable; every operation is
  * complete at rqi_ucx_flush; gets with wait return with the data. */
