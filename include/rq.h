@@ -117,12 +117,17 @@ typedef struct rq_pdq rq_pdq_t;
 /* rq_init - join the job and create this rank's context.
  *   argc, argv: may be NULL; not modified today (reserved for launcher args).
  *   ctx: out, the new context.
- * Under rqrun the rank joins the rqrun job; without a launcher the program
- * is a 1-rank job.  Configuration comes from RQ_* environment variables
+ * Under rqrun the rank joins the rqrun job (one node, shared memory).
+ * Started by mpirun or srun it bootstraps through PMIx: ranks on the same
+ * node (RQ_NODE_ID, else the host name) share memory, ranks of other nodes
+ * are reached through UCX (RQ_TRANSPORT chooses; see environment(7)).
+ * Without a launcher the program is a 1-rank job.  Configuration comes from RQ_* environment variables
  * (rqinfo lists them).  Collective: returns when every rank has attached.
  * Returns 0, RQ_EINVAL (ctx NULL, bad RQ_* value), RQ_ENOMEM, RQ_EPEER (a
  * peer died while starting), RQ_ETIMEDOUT (peers did not attach within
- * RQ_INIT_TIMEOUT_MS).
+ * RQ_INIT_TIMEOUT_MS), RQ_ENOTSUP (started across nodes by a launcher
+ * while librq was built without PMIx or UCX, or RQ_TRANSPORT=shm across
+ * nodes).
  * Blocking: yes.  Thread safety: call once per process, one thread. */
 RQ_API int rq_init(int *argc, char ***argv, rq_ctx_t **ctx);
 
@@ -264,8 +269,8 @@ RQ_API int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned narg
 RQ_API int rq_segment(rq_ctx_t *ctx, void **base, size_t *size);
 
 /* rq_segment_peer - a local pointer to rank's segment when that rank's
- * segment is mapped here (same node, shared memory), else NULL (also for a
- * bad rank).  Loads and stores through it are plain memory accesses; the
+ * segment is mapped here (same node, shared memory), else NULL (a rank on
+ * another node, or a bad rank).  Loads and stores through it are plain memory accesses; the
  * caller orders them.  Thread-safe. */
 RQ_API void *rq_segment_peer(rq_ctx_t *ctx, int rank);
 

@@ -186,6 +186,15 @@ static double lim_call(struct rqb *b, void *arg)
  * placement from L.  full: add the two-line, raw ring and 16 MiB rows. */
 void rqb_limits(struct rqb *b, int full)
 {
+    /* Ranks 0 and 1 on different nodes (mpirun across nodes): no shared
+     * line to bounce; the network peers of --compare are the reference. */
+    uint64_t apart = b->me < 2 && rq_segment_peer(b->ctx, 1 - b->me) == NULL, any;
+    rq_allreduce(b->ctx, &apart, &any, 1, RQ_UINT64, RQ_MAX);
+    if (any) {
+        b->rep.line_ns = NAN;
+        snprintf(b->rep.placement, sizeof b->rep.placement, "%s", "nodes");
+        return;
+    }
     const char *fam = b->family;
     b->family = "limits";
     long it = b->o.smoke ? 500 : b->o.quick ? 5000 : 20000;

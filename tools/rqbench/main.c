@@ -240,8 +240,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    /* Started alone: launch ourselves under rqrun, or drive --compare. */
-    if (getenv("RQ_RANK") == NULL) {
+    /* Started alone: launch ourselves under rqrun, or drive --compare.
+     * Under mpirun/srun (PMIx) we already are a rank. */
+    if (getenv("RQ_RANK") == NULL && getenv("PMIX_RANK") == NULL) {
         if (c.compare)
             return rqb_drive_compare(argc, argv, &c.o);
         return rqb_relaunch(argc, argv, c.ranks);

@@ -32,6 +32,9 @@ int main(int argc, char **argv)
         rqi_config_format(v, v->def, defs, sizeof defs);
         printf("%-22s %-12s %-12s %s\n", v->name, defs, curs, v->help);
     }
+    const char *node = getenv(RQI_ENV_NODE_ID);
+    printf("%-22s %-12s %-12s %s\n", RQI_ENV_NODE_ID, "(host name)", node ? node : "-",
+           "mpirun/srun: the node this rank counts as on (equal values share memory)");
     printf("\nset by rqrun for each rank: %s, %s, %s\n", RQI_ENV_RANK, RQI_ENV_SIZE,
            RQI_ENV_JOB_FD);
     struct rqi_config cfg;
