@@ -1,0 +1,24 @@
+#!/bin/sh
+# ucx_compare.sh [ROUNDS] - librq over UCX against raw UCP and ucx_perftest,
+# all over TCP on loopback (UCX_TLS=tcp), in one invocation, rounds
+# alternating so that every figure sees the same machine state.
+#   librq   mpirun -n 2 tests/two_nodes.sh rqbench compare --quick: ranks 0
+#           and 1 on two simulated nodes, so every packet is a UCP AM.
+#   perftest ucx_perftest -t ucp_am_lat / ucp_am_bw, 8-byte messages.
+# Prints one line per round and figure; docs/benchmarks.md has the medians.
+set -eu
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+export UCX_TLS=tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+for r in $(seq "$rounds"); do
+    mpirun -n 2 --bind-to core tests/two_nodes.sh build/rqbench compare --quick 2>/dev/null |
+        grep -E "^  (latency 8B one-way|message rate 8B) " | sed "s/^/librq round $r: /"
+    for t in "ucp_am_lat -n 100000" "ucp_am_bw -n 1000000"; do
+        port=$((20000 + r))
+        ucx_perftest -p $port >/dev/null 2>&1 &
+        sleep 0.5
+        ucx_perftest 127.0.0.1 -p $port -t $t -s 8 2>/dev/null | grep "^Final" |
+            sed "s/^/perftest ${t%% *} round $r: /"
+        wait
+    done
+done
