@@ -220,6 +220,8 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t hlen, void *da
         }
         memcpy(e->own, data, len);
     }
+    if (e->data == NULL)
+        e->data = (char *)e->h.w; /* no payload: a valid pointer all the same */
     *u->in_tail = e;
     u->in_tail = &e->next;
     return ret;
@@ -346,7 +348,8 @@ int rqi_ucx_send(rq_ctx_t *ctx, int dst, const struct rqi_ucx_out *o)
         h.w[0] = o->off;
         h.w[1] = o->len;
     }
-    memcpy((char *)h.w + ext, o->args, 8u * o->nargs);
+    if (o->nargs != 0)
+        memcpy((char *)h.w + ext, o->args, 8u * o->nargs);
 
     ucp_request_param_t rp;
     void *req;
