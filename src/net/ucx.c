@@ -110,6 +110,13 @@ static int peer_failed(rq_ctx_t *ctx, int r, ucs_status_t st)
     return RQ_EPEER;
 }
 
+/* Wait for an operation on rank r: 0, or the job fails (RQ_EPEER). */
+static int op_wait(rq_ctx_t *ctx, int r, void *req)
+{
+    ucs_status_t st = wait_req(ctx, req);
+    return st == UCS_OK ? 0 : peer_failed(ctx, r, st);
+}
+
 static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
     rq_ctx_t *ctx = arg;
@@ -392,8 +399,7 @@ int rqi_ucx_send(rq_ctx_t *ctx, int dst, const struct rqi_ucx_out *o)
     req = ucp_am_send_nbx(pr->ep, RQI_UCX_AM_ID, &h, hlen, o->data, o->len, &rp);
     pr->tx_seq++; /* committed: whatever happens next, this number is used */
     ctx->stats.sent++;
-    ucs_status_t st = wait_req(ctx, req);
-    return st == UCS_OK ? 0 : peer_failed(ctx, dst, st);
+    return op_wait(ctx, dst, req);
 sent:
     pr->tx_seq++;
     ctx->stats.sent++;
@@ -420,11 +426,6 @@ uint64_t rqi_ucx_key(const rq_ctx_t *ctx)
 
 /* ---- global address ---------------------------------------------------- */
 
-static ucs_status_t rma_wait(rq_ctx_t *ctx, void *req)
-{
-    return wait_req(ctx, req);
-}
-
 int rqi_ucx_put(rq_ctx_t *ctx, int dst, uint64_t off, uint64_t rstride, const char *src,
                 uint64_t lstride, uint64_t elem, uint64_t count, int store)
 {
@@ -433,9 +434,9 @@ int rqi_ucx_put(rq_ctx_t *ctx, int dst, uint64_t off, uint64_t rstride, const ch
     for (uint64_t i = 0; i < count; i++) {
         void *req = ucp_put_nbx(pr->ep, src + i * lstride, elem,
                                 pr->seg_addr + off + i * rstride, pr->rkey, &rp);
-        ucs_status_t st = rma_wait(ctx, req); /* local completion: the source is free */
-        if (st != UCS_OK)
-            return peer_failed(ctx, dst, st);
+        int rc = op_wait(ctx, dst, req); /* local completion: the source is free */
+        if (rc != 0)
+            return rc;
     }
     if (store) {
         /* The counter moves only after the data: a fence orders the add
@@ -444,11 +445,8 @@ int rqi_ucx_put(rq_ctx_t *ctx, int dst, uint64_t off, uint64_t rstride, const ch
         ucp_worker_fence(ctx->ucx->worker);
         rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
         rp.datatype = ucp_dt_make_contig(8);
-        void *req = ucp_atomic_op_nbx(pr->ep, UCP_ATOMIC_OP_ADD, &n, 1, pr->stored_addr,
-                                      pr->rkey, &rp);
-        ucs_status_t st = rma_wait(ctx, req);
-        if (st != UCS_OK)
-            return peer_failed(ctx, dst, st);
+        return op_wait(ctx, dst, ucp_atomic_op_nbx(pr->ep, UCP_ATOMIC_OP_ADD, &n, 1,
+                                                   pr->stored_addr, pr->rkey, &rp));
     }
     return 0;
 }
@@ -466,9 +464,9 @@ int rqi_ucx_get(rq_ctx_t *ctx, char *dst, uint64_t lstride, int src_rank, uint64
         if (req == NULL)
             continue;
         if (wait) {
-            ucs_status_t st = rma_wait(ctx, req);
-            if (st != UCS_OK)
-                return peer_failed(ctx, src_rank, st);
+            int rc = op_wait(ctx, src_rank, req);
+            if (rc != 0)
+                return rc;
         } else {
             ucp_request_free(req); /* completes by itself; rq_sync flushes */
         }
@@ -494,11 +492,10 @@ int rqi_ucx_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand,
                               .datatype = ucp_dt_make_contig(8), .reply_buffer = &result};
     void *req = ucp_atomic_op_nbx(pr->ep, ops[op], cas ? &compare : &operand, 1,
                                   pr->seg_addr + off, pr->rkey, &rp);
-    ucs_status_t st = rma_wait(ctx, req);
-    if (st != UCS_OK)
-        return peer_failed(ctx, dst, st);
-    *old = result;
-    return 0;
+    int rc = op_wait(ctx, dst, req);
+    if (rc == 0)
+        *old = result;
+    return rc;
 }
 
 int rqi_ucx_flush(rq_ctx_t *ctx)
