@@ -18,8 +18,12 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "abort";
     rq_ctx_t *ctx;
-    if (rq_init(&argc, &argv, &ctx) != 0)
+    int rc = rq_init(&argc, &argv, &ctx);
+    if (rc != 0) {
+        /* A peer that died while this rank was still connecting. */
+        fprintf(stderr, "crasher: rq_init returned %s\n", rq_strerror(rc));
         return 10;
+    }
     int me = rq_rank(ctx);
     if (strcmp(mode, "ok") == 0) {
         rq_barrier(ctx);
@@ -40,7 +44,7 @@ int main(int argc, char **argv)
         if (strcmp(mode, "exit3") == 0)
             _exit(3);
     }
-    int rc = rq_barrier(ctx);
+    rc = rq_barrier(ctx);
     /* A survivor either is killed by rqrun or learns of the failure. */
     fprintf(stderr, "crasher: rank %d: barrier returned %s\n", me, rq_strerror(rc));
     return rc == RQ_EPEER ? 20 : 21;

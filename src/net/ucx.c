@@ -638,6 +638,23 @@ out:
     return rc;
 }
 
+/* Complete the connection to rank r now, while every rank is alive and in
+ * rq_init: UCX 1.13's TCP transport can abort the process (an assertion in
+ * its wire-up code) when a peer vanishes while a connection is still being
+ * set up, whereas the failure of an established one reaches ep_error.  The
+ * cost is one connection per remote rank at start-up (UCX's own lazy mode
+ * would open them on first use). */
+static int wire_up(rq_ctx_t *ctx, struct rqi_ucx *u, int r, char *err, size_t errlen)
+{
+    ucp_request_param_t rp = {.op_attr_mask = 0};
+    ucs_status_t st = wait_req(ctx, ucp_ep_flush_nbx(u->peer[r].ep, &rp));
+    if (st == UCS_OK && !ctx->failed)
+        return 0;
+    snprintf(err, errlen, "UCX: cannot connect to rank %d: %s", r,
+             ctx->failed ? "the job failed" : ucs_status_string(st));
+    return RQ_EPEER;
+}
+
 int rqi_ucx_init(rq_ctx_t *ctx, char *err, size_t errlen)
 {
     struct rqi_ucx *u = calloc(1, sizeof *u);
@@ -660,6 +677,9 @@ int rqi_ucx_init(rq_ctx_t *ctx, char *err, size_t errlen)
     for (int r = 0; rc == 0 && r < ctx->size; r++)
         if (ctx->remote[r])
             rc = connect_peer(ctx, u, r, err, errlen);
+    for (int r = 0; rc == 0 && r < ctx->size; r++)
+        if (ctx->remote[r])
+            rc = wire_up(ctx, u, r, err, errlen);
     return rc; /* on failure rq_init calls rqi_ucx_fini */
 }
 
