@@ -442,8 +442,12 @@ RQ_API int rq_atomic_end(rq_ctx_t *ctx);
  * librq: share data with them under rq_atomic_begin/end.  The mode applies
  * to packets sent after the change is visible to the sender (a barrier
  * after the call makes it so for every rank); packets already here are
- * taken up at once.  Returns 0, RQ_EINVAL (ctx NULL, bad mode), RQ_ENOTSUP
- * (no progress thread).  Non-blocking. */
+ * taken up at once.  Packets from other nodes interrupt the same way: the
+ * progress thread then also sleeps on the network's event fd, and so also
+ * serves other nodes' remote reads and writes over transports that need
+ * the target's help (TCP).
+ * Returns 0, RQ_EINVAL (ctx NULL, bad mode), RQ_ENOTSUP (no progress
+ * thread).  Non-blocking. */
 RQ_API int rq_interrupts(rq_ctx_t *ctx, int mode);
 
 typedef struct rq_stats {

@@ -8,7 +8,11 @@
  *       poll;
  *   (3) ALL: every packet interrupts;
  *   (4) OFF: nothing runs asynchronously any more.
- * Needs 2 ranks. */
+ * Needs 2 ranks, on one node or two.  The phase flags between the ranks
+ * are words of the writer's own segment; the other rank reads them through
+ * the mapping on one node, else with rq_read (across nodes, rank 1's
+ * progress thread serves rank 0's reads while rank 1 computes: its
+ * interrupts are on). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -54,6 +58,29 @@ static void on_plain(rq_ctx_t *c, const rq_msg_t *m, void *a)
     atomic_fetch_add(&plain_got, 1);
 }
 
+static rq_ctx_t *job; /* for the flag helpers */
+
+/* Our own flag word: 0 on rank 0 (the phase), 1 on rank 1 (stopped polling). */
+static void flag_set(uint64_t v)
+{
+    void *base;
+    size_t size;
+    CHECK_EQ(rq_segment(job, &base, &size), 0);
+    atomic_store((_Atomic uint64_t *)base + rq_rank(job), v);
+}
+
+/* The other rank's flag word. */
+static uint64_t flag_get(void)
+{
+    int peer = 1 - rq_rank(job);
+    _Atomic uint64_t *w = rq_segment_peer(job, peer);
+    uint64_t v;
+    if (w != NULL)
+        return atomic_load(w + peer);
+    CHECK_EQ(rq_read(job, &v, peer, 8u * (unsigned)peer, 8), 0);
+    return v;
+}
+
 static void spin_us(unsigned us)
 {
     struct timespec t0, t;
@@ -86,21 +113,21 @@ int main(int argc, char **argv)
 {
     rq_ctx_t *ctx;
     CHECK_EQ(rq_init(&argc, &argv, &ctx), 0);
+    job = ctx;
     CHECK_EQ(rq_size(ctx), 2);
     int me = rq_rank(ctx);
     main_thread = pthread_self();
     CHECK_EQ(rq_handler_register(ctx, H_INTR, on_intr, NULL, RQ_HF_INTERRUPT), 0);
     CHECK_EQ(rq_handler_register(ctx, H_PLAIN, on_plain, NULL, 0), 0);
-    _Atomic uint64_t *flag0 = rq_segment_peer(ctx, 1); /* rank 0 -> rank 1 */
     if (me == 1)
         CHECK_EQ(rq_interrupts(ctx, RQ_INTR_SELECTIVE), 0);
     CHECK_EQ(rq_barrier(ctx), 0);
     /* Rank 1 may still poll inside the barrier after rank 0 left it: rank
      * 0 starts once rank 1 says it has stopped polling. */
     if (me == 1)
-        atomic_store(flag0 + 1, 1);
+        flag_set(1);
     else
-        while (atomic_load(flag0 + 1) != 1)
+        while (flag_get() != 1)
             ;
 
     /* (1) interrupting packets, half by handler flag, half by send flag */
@@ -128,9 +155,9 @@ int main(int argc, char **argv)
     if (me == 0) {
         for (uint64_t i = 0; i < 100; i++, sent_plain++)
             CHECK_EQ(rq_request(ctx, 1, H_PLAIN, &sent_plain, 1, NULL, 0, 0), 0);
-        atomic_store(flag0, 1); /* after the sends, by program order */
+        flag_set(1); /* after the sends, by program order */
     } else {
-        while (atomic_load(flag0) != 1)
+        while (flag_get() != 1)
             spin_us(10);
         usleep(20000);
         CHECK_EQ(atomic_load(&plain_got), N / 2);
@@ -157,9 +184,9 @@ int main(int argc, char **argv)
     if (me == 0) {
         for (uint64_t i = 0; i < 10; i++, sent_plain++)
             CHECK_EQ(rq_request(ctx, 1, H_PLAIN, &sent_plain, 1, NULL, 0, RQ_INTERRUPT), 0);
-        atomic_store(flag0, 2);
+        flag_set(2);
     } else {
-        while (atomic_load(flag0) != 2)
+        while (flag_get() != 2)
             spin_us(10);
         usleep(20000);
         CHECK_EQ(atomic_load(&plain_got), N / 2 + 100 + N);

@@ -71,8 +71,8 @@ static RQI_ALWAYS_INLINE void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pk
 static RQI_ALWAYS_INLINE int try_write(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
 {
     if (RQI_UNLIKELY(ctx->remote[dst])) {
-        struct rqi_ucx_out o = {d->kind, d->qid, d->tag, d->pflags, d->nargs, d->args, d->data,
-                                d->len, d->ext[0]};
+        struct rqi_ucx_out o = {d->kind,   d->qid,  d->tag, d->pflags, d->nargs,
+                                d->sflags, d->args, d->data, d->len,   d->ext[0]};
         return rqi_ucx_send(ctx, dst, &o);
     }
     unsigned n = rqi_pkt_slots(d->kind, d->nargs, desc_inline_len(d));

@@ -23,6 +23,7 @@ struct rqi_ucx_rx {
     char              *data;
     size_t             len;
     _Atomic int        pending; /* rendezvous data still arriving */
+    int                cls;     /* an active message: its interrupt class */
     struct rqi_ucx_hdr h;
 };
 
@@ -47,6 +48,8 @@ struct rqi_ucx {
     struct rqi_ucx_rx   *in_head, **in_tail;
     struct rqi_ucx_rx   *am_head, **am_tail;
     int                  am_count;
+    int                  am_plain, am_intr; /* of them: interrupt classes */
+    int                  efd;    /* the worker's event fd, or -1 */
     struct rqi_ucx_rx   *free_rx;
 };
 
@@ -140,7 +143,8 @@ int rqi_ucx_hdr_check(const rq_ctx_t *ctx, const struct rqi_ucx_hdr *h, size_t h
     const struct rqi_pkt *p = &h->pkt;
     if (hlen < RQI_UCX_HDR_MIN || h->key != ctx->ucx->key ||
         (p->kind != RQI_PK_INLINE && p->kind != RQI_PK_LONG) || p->nargs > RQ_MAX_ARGS + 1 ||
-        hlen != RQI_UCX_HDR_MIN + rqi_pkt_ext_bytes(p->kind) + 8u * p->nargs)
+        hlen != RQI_UCX_HDR_MIN + rqi_pkt_ext_bytes(p->kind) + 8u * p->nargs ||
+        (p->pad_ & ~RQI_UCX_F_INTR) != 0)
         return RQI_PKT_REJECT;
     if (rqi_pkt_fields_check(ctx, p, RQI_FRAG_MAX) != RQI_PKT_OK)
         return RQI_PKT_REJECT;
@@ -234,6 +238,38 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t hlen, void *da
     return ret;
 }
 
+/* How an active message interrupts (rq_interrupts): never (librq's own),
+ * under RQ_INTR_ALL only, or under RQ_INTR_SELECTIVE too (its handler was
+ * registered RQ_HF_INTERRUPT or it was sent with RQ_INTERRUPT). */
+enum { CLS_SYSTEM, CLS_PLAIN, CLS_INTR };
+static int intr_class(const rq_ctx_t *ctx, const struct rqi_pkt *p)
+{
+    if (p->flags & RQI_PF_SYSTEM)
+        return CLS_SYSTEM;
+    return (p->pad_ & RQI_UCX_F_INTR) || (ctx->handlers[p->tag].flags & RQ_HF_INTERRUPT)
+               ? CLS_INTR
+               : CLS_PLAIN;
+}
+
+int rqi_ucx_intr_waiting(const rq_ctx_t *ctx, int mode)
+{
+    const struct rqi_ucx *u = ctx->ucx;
+    return mode == RQ_INTR_ALL        ? u->am_plain + u->am_intr > 0
+           : mode == RQ_INTR_SELECTIVE ? u->am_intr > 0
+                                       : 0;
+}
+
+int rqi_ucx_arm(rq_ctx_t *ctx)
+{
+    struct rqi_ucx *u = ctx->ucx;
+    if (u->efd < 0)
+        return RQ_ENOTSUP;
+    ucs_status_t st = ucp_worker_arm(u->worker);
+    return st == UCS_OK ? 0 : st == UCS_ERR_BUSY ? RQ_EAGAIN : RQ_ENOTSUP;
+}
+
+int rqi_ucx_efd(const rq_ctx_t *ctx) { return ctx->ucx == NULL ? -1 : ctx->ucx->efd; }
+
 static void msg_of(rq_ctx_t *ctx, struct rqi_ucx_rx *e, rq_msg_t *m)
 {
     rqi_msg_from_pkt(ctx, &e->h.pkt, m);
@@ -258,6 +294,12 @@ static int intake(rq_ctx_t *ctx)
             break;
         }
         struct rqi_pkt *p = &e->h.pkt;
+        if (p->qid == RQ_AM_QUEUE) {
+            e->cls = intr_class(ctx, p);
+            u->am_plain += e->cls == CLS_PLAIN;
+            u->am_intr += e->cls == CLS_INTR;
+        }
+        p->pad_ = 0; /* the wire-only flags are read */
         if (p->qid == RQ_AM_QUEUE) {
             u->in_head = e->next;
             e->next = NULL;
@@ -296,6 +338,8 @@ struct rqi_ucx_rx *rqi_ucx_am_next(rq_ctx_t *ctx, rq_msg_t *m)
     if (u->am_head == NULL)
         u->am_tail = &u->am_head;
     u->am_count--;
+    u->am_plain -= e->cls == CLS_PLAIN;
+    u->am_intr -= e->cls == CLS_INTR;
     msg_of(ctx, e, m);
     return e;
 }
@@ -351,6 +395,7 @@ int rqi_ucx_send(rq_ctx_t *ctx, int dst, const struct rqi_ucx_out *o)
     rqi_store_relaxed(&h.pkt.seq, pr->tx_seq + 1);
     rqi_pkt_write_header(&h.pkt, ctx->job32, (uint32_t)ctx->rank, o->tag, o->qid, o->nargs,
                          o->kind, long_ ? 0u : (uint32_t)o->len, 0, o->pflags);
+    h.pkt.pad_ = (o->sflags & RQ_INTERRUPT) ? RQI_UCX_F_INTR : 0u;
     if (long_) {
         h.w[0] = o->off;
         h.w[1] = o->len;
@@ -530,7 +575,8 @@ static int setup_worker(rq_ctx_t *ctx, struct rqi_ucx *u, char *err, size_t errl
         return RQ_ENOTSUP;
     }
     ucp_params_t pp = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-                       .features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_AMO64,
+                       .features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_AMO64 |
+                                   UCP_FEATURE_WAKEUP,
                        .mt_workers_shared = 0};
     ucs_status_t st = ucp_init(&pp, cfg, &u->uctx);
     ucp_config_release(cfg);
@@ -544,6 +590,9 @@ static int setup_worker(rq_ctx_t *ctx, struct rqi_ucx *u, char *err, size_t errl
         snprintf(err, errlen, "ucp_worker_create: %s", ucs_status_string(st));
         return RQ_ENOTSUP;
     }
+    /* The progress thread sleeps on this fd for interrupts (netwake.c). */
+    if (ucp_worker_get_efd(u->worker, &u->efd) != UCS_OK)
+        u->efd = -1;
     ucp_am_handler_param_t hp = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
                                                UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
                                                UCP_AM_HANDLER_PARAM_FIELD_CB |
@@ -667,6 +716,7 @@ int rqi_ucx_init(rq_ctx_t *ctx, char *err, size_t errlen)
     }
     u->in_tail = &u->in_head;
     u->am_tail = &u->am_head;
+    u->efd = -1;
     u->key = ctx->shm.hdr->job_id;
     u->eager_max = ctx->cfg.v[RQI_CFG_UCX_EAGER_MAX];
     u->inflight_max = ctx->cfg.v[RQI_CFG_UCX_INFLIGHT];

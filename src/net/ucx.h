@@ -25,6 +25,12 @@
  *   the entries behind it until its data has landed: per-pair FIFO holds.
  *   Handlers never run inside a UCX callback.
  *
+ * WAKE-UP  The worker has UCP_FEATURE_WAKEUP.  While the rank has
+ *   interrupts on or a PDQ whose threads all sleep, its progress thread
+ *   keeps the worker's event fd armed and a watcher thread sleeps on it
+ *   (vni/netwake.c): a packet from another node then gets taken in, and
+ *   run if it interrupts, without the application polling.
+ *
  * GLOBAL ADDRESS  Each rank registers its segment and its store counter
  *   (one region: its area of the job segment) and publishes the remote key
  *   through PMIx.  Puts, gets and stores to another node are UCP RMA, AMOs
@@ -59,10 +65,13 @@ struct rqi_ucx_hdr {
     uint64_t       w[3 + RQ_MAX_ARGS + 1]; /* extension, then args (+ PDQ key) */
 };
 #define RQI_UCX_HDR_MIN (8u + sizeof(struct rqi_pkt))
+/* Wire-only flags in the header's pkt.pad_ (cleared at intake). */
+#define RQI_UCX_F_INTR 0x1u /* sent with RQ_INTERRUPT */
 
 /* A packet to send (arguments validated by the caller). */
 struct rqi_ucx_out {
     unsigned        kind, qid, tag, pflags, nargs; /* kind: RQI_PK_INLINE or RQI_PK_LONG */
+    unsigned        sflags; /* the caller's send flags (RQ_INTERRUPT travels) */
     const uint64_t *args;
     const void     *data;
     size_t          len;
@@ -96,6 +105,14 @@ void rqi_ucx_rx_free(struct rq_ctx *ctx, struct rqi_ucx_rx *e);
 int  rqi_ucx_drain(struct rq_ctx *ctx);
 /* Active messages waiting for delivery. */
 int  rqi_ucx_am_waiting(const struct rq_ctx *ctx);
+/* Whether a waiting active message interrupts under mode (RQ_INTR_*). */
+int  rqi_ucx_intr_waiting(const struct rq_ctx *ctx, int mode);
+/* The worker's event fd (readable once armed and something arrived), or
+ * -1 when the transports in use cannot wake a sleeper. */
+int  rqi_ucx_efd(const struct rq_ctx *ctx);
+/* Arm the event fd: 0, RQ_EAGAIN (events are pending: progress first and
+ * try again), RQ_ENOTSUP. */
+int  rqi_ucx_arm(struct rq_ctx *ctx);
 
 /* Validate a received header (hlen bytes, copied into h) for a payload of
  * len bytes: RQI_PKT_OK or RQI_PKT_REJECT.  Exposed for the fuzzer. */
@@ -139,6 +156,10 @@ static inline struct rqi_ucx_rx *rqi_ucx_am_next(struct rq_ctx *ctx, rq_msg_t *m
 static inline void rqi_ucx_rx_free(struct rq_ctx *ctx, struct rqi_ucx_rx *e) { (void)ctx; (void)e; }
 static inline int rqi_ucx_drain(struct rq_ctx *ctx) { (void)ctx; return 0; }
 static inline int rqi_ucx_am_waiting(const struct rq_ctx *ctx) { (void)ctx; return 0; }
+static inline int rqi_ucx_intr_waiting(const struct rq_ctx *ctx, int mode)
+{ (void)ctx; (void)mode; return 0; }
+static inline int rqi_ucx_efd(const struct rq_ctx *ctx) { (void)ctx; return -1; }
+static inline int rqi_ucx_arm(struct rq_ctx *ctx) { (void)ctx; return RQ_ENOTSUP; }
 static inline int rqi_ucx_put(struct rq_ctx *ctx, int dst, uint64_t off, uint64_t rstride,
                               const char *src, uint64_t lstride, uint64_t elem, uint64_t count,
                               int store)

@@ -407,9 +407,12 @@ static int lanes_busy(const rq_ctx_t *ctx)
 static void sleep_arm(struct rq_pdq *q)
 {
     atomic_fetch_or(idle_word(q), 1ull << q->qid);
-    /* Packets published before the bit was visible: have them taken in. */
+    /* Packets published before the bit was visible: have them taken in.
+     * Other nodes' packets cannot ring: have the network armed instead. */
     if (lanes_busy(q->ctx))
         rqi_vni_ring(q->ctx, q->ctx->rank, RQI_BELL_PDQ);
+    if (q->ctx->vni.net_on)
+        rqi_vni_ring(q->ctx, q->ctx->rank, RQI_BELL_NET);
 }
 
 static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)

@@ -197,7 +197,7 @@ static void *progress_main(void *arg)
     struct rqi_vni *v = &ctx->vni;
     rqi_vni_on_progress = 1;
     uint64_t heads[RQI_MAX_LANES], now[RQI_MAX_LANES], intr_marks[RQI_MAX_LANES];
-    int intr = 0, full = 0, buffering = 0, pdq = 0;
+    int intr = 0, full = 0, buffering = 0, pdq = 0, net = 0, net_intr = 0;
     uint64_t deadline = 0;
     for (;;) {
         /* deadline UINT64_MAX: a claim backed off; RQI_BELL_RETRY resumes. */
@@ -223,11 +223,20 @@ static void *progress_main(void *arg)
             lanes_snapshot(ctx, heads);
             deadline = buffering ? 0 : rqi_mono_ns() + v->timeout_ns;
         }
+        /* Another node's packets: take them in (no handler runs) and
+         * keep the network armed; they may interrupt too. */
+        if (bits & RQI_BELL_NET)
+            net = 1;
+        while (net && claim(v, 0)) {
+            net_intr |= rqi_netwake_service(ctx);
+            net = 0;
+            unclaim(v);
+        }
         /* Cut short by the main thread, an interrupt claims again: the
          * claim backs off (deferred) while the main thread is busy, and its
          * leaving rings RQI_BELL_RETRY. */
-        while (intr && claim(v, 1)) {
-            intr = run_interrupt(ctx);
+        while ((intr || net_intr) && claim(v, 1)) {
+            intr = net_intr = run_interrupt(ctx);
             unclaim(v);
         }
         /* A PDQ's threads all sleep and packets came for it: take in
@@ -282,10 +291,14 @@ int rqi_vni_init(rq_ctx_t *ctx)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&v->thread, NULL, progress_main, ctx);
+    rc = pthread_create(&v->thread, NULL, progress_main, ctx) != 0 ? RQ_ENOMEM : 0;
+    if (rc == 0 && (rc = rqi_netwake_start(ctx)) != 0) {
+        bell_ring(v->area, RQI_BELL_STOP);
+        pthread_join(v->thread, NULL);
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
-        return RQ_ENOMEM;
+        return rc;
     v->on = 1;
     return 0;
 }
@@ -294,6 +307,7 @@ void rqi_vni_fini(rq_ctx_t *ctx)
 {
     struct rqi_vni *v = &ctx->vni;
     if (v->on) {
+        rqi_netwake_stop(ctx);
         bell_ring(v->area, RQI_BELL_STOP);
         pthread_join(v->thread, NULL);
         v->on = 0;
@@ -366,9 +380,10 @@ int rq_interrupts(rq_ctx_t *ctx, int mode)
     v->intr_mode = mode;
     atomic_store(&v->area->intr_mode, (uint32_t)mode);
     rqi_ctx_leave(ctx, locked);
-    /* Packets that arrived before the switch are taken up at once. */
+    /* Packets that arrived before the switch are taken up at once; the
+     * network is armed for those still to come from other nodes. */
     if (mode != RQ_INTR_OFF)
-        bell_ring(v->area, RQI_BELL_INTR);
+        bell_ring(v->area, RQI_BELL_INTR | (v->net_on ? RQI_BELL_NET : 0u));
     return 0;
 }
 

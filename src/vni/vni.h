@@ -63,6 +63,7 @@ struct rqi_vni_area;
 #define RQI_BELL_RETRY 0x4u /* the main thread left what we waited for */
 #define RQI_BELL_STOP  0x8u /* rq_finalize: exit */
 #define RQI_BELL_PDQ   0x10u /* a packet for a PDQ whose threads sleep */
+#define RQI_BELL_NET   0x20u /* the network has events, or wants arming (netwake.c) */
 
 struct rqi_vni {
     /* written by the main thread */
@@ -81,6 +82,10 @@ struct rqi_vni {
     _Atomic uint32_t deferred;
     uint64_t         timeout_ns; /* RQ_ATOMIC_TIMEOUT_US */
     uint64_t         interrupts; /* interrupt deliveries (handler batches) */
+    /* the network watcher (netwake.c) */
+    _Atomic uint32_t net_armed;  /* futex word: NET_IDLE / NET_ARMED / NET_STOP */
+    int              net_on, net_stopfd;
+    pthread_t        net_thread;
     uint64_t         revocations;/* atomicity-timer expiries that buffered */
 };
 
@@ -157,6 +162,15 @@ void rqi_vni_sent(struct rq_ctx *ctx, int dst, unsigned qid, unsigned tag, unsig
 void rqi_vni_ring(struct rq_ctx *ctx, int dst, uint32_t bit);
 /* A sender found dst's lane full: start dst's atomicity timer. */
 void rqi_vni_full(struct rq_ctx *ctx, int dst);
+
+/* Packets from other nodes for a sleeping rank (netwake.c).  Start / stop
+ * the watcher thread (no-op without UCX wake-up): 0 or RQ_ENOMEM. */
+int  rqi_netwake_start(struct rq_ctx *ctx);
+void rqi_netwake_stop(struct rq_ctx *ctx);
+/* Progress thread, owning the context: take the network's arrivals in and
+ * keep the event fd armed while a sleeper needs it.  Returns whether an
+ * arrival interrupts under the current mode. */
+int  rqi_netwake_service(struct rq_ctx *ctx);
 
 /* Overflow control (overflow.c).  Read the thresholds: 0 or RQ_EINVAL. */
 int  rqi_overflow_init(struct rq_ctx *ctx);
