@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     CHECK(ctx->remote[1 - rq_rank(ctx)]); /* started across two nodes */
     rq_handler_register(ctx, H_OK, on_ok, NULL, 0);
     CHECK_EQ(rq_barrier(ctx), 0);
-    const int forged = 13;
+    const int forged = 14;
     if (rq_rank(ctx) == 0) {
         uint64_t pay = 0xdead, seq = rqi_ucx_next_seq(ctx, 1);
         struct rqi_ucx_hdr h;
@@ -62,6 +62,7 @@ int main(int argc, char **argv)
         n = build(ctx, &h, seq, RQI_PK_INLINE); h.pkt.tag = RQ_MAX_HANDLERS; SEND(n, &pay, 8);
         n = build(ctx, &h, seq, RQI_PK_LONG); h.w[0] = ctx->seg_bytes - 4; SEND(n, &pay, 8); /* outside */
         n = build(ctx, &h, seq, RQI_PK_LONG); h.w[1] = 16;               SEND(n, &pay, 8);
+        n = build(ctx, &h, seq, RQI_PK_INLINE); h.pkt.pad_ = 0x80;      SEND(n, &pay, 8); /* flags */
         SEND(3, &pay, 8); /* a header too short to hold one */
         /* A valid packet takes number seq; a replay of it is refused. */
         uint64_t zero = 0;
