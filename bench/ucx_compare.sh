@@ -13,13 +13,14 @@
 set -eu
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
+build=${RQ_BUILD:-build} # the build tree to measure
 export UCX_TLS=tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for r in $(seq "$rounds"); do
-    mpirun -n 2 --bind-to core tests/two_nodes.sh build/rqbench compare --quick 2>/dev/null |
+    mpirun -n 2 --bind-to core tests/two_nodes.sh "$build/rqbench" compare --quick 2>/dev/null |
         grep -E "^  (latency 8B one-way|message rate 8B) " | sed "s/^/librq round $r: /"
     csv=$(mktemp)
     mpirun -n 2 --bind-to core --mca pml ucx --mca pml_ucx_tls any \
-        --mca pml_ucx_devices any -x UCX_TLS build/rqbench-mpi --emit "$csv" --quick \
+        --mca pml_ucx_devices any -x UCX_TLS "$build/rqbench-mpi" --emit "$csv" --quick \
         >/dev/null 2>&1 || echo "mpi round $r: the MPI run failed" >&2
     awk -F, -v r="$r" '$3 == "latency 8B one-way" || $3 == "message rate 8B" {
         printf "mpi round %s:   %-27s - %-4s %10.4g\n", r, $3, $5, $6 }' "$csv"
