@@ -9,10 +9,9 @@
  *   (3) ALL: every packet interrupts;
  *   (4) OFF: nothing runs asynchronously any more.
  * Needs 2 ranks, on one node or two.  The phase flags between the ranks
- * are words of the writer's own segment; the other rank reads them through
- * the mapping on one node, else with rq_read (across nodes, rank 1's
- * progress thread serves rank 0's reads while rank 1 computes: its
- * interrupts are on). */
+ * are words of the writer's own segment; the other rank reads them with
+ * rq_amo (across nodes, rank 1's progress thread serves rank 0's reads
+ * while rank 1 computes: its interrupts are on). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -69,15 +68,13 @@ static void flag_set(uint64_t v)
     atomic_store((_Atomic uint64_t *)base + rq_rank(job), v);
 }
 
-/* The other rank's flag word. */
+/* The other rank's flag word: an atomic fetch-add of 0, so that the
+ * owner's store and this read are atomic on both sides. */
 static uint64_t flag_get(void)
 {
     int peer = 1 - rq_rank(job);
-    _Atomic uint64_t *w = rq_segment_peer(job, peer);
     uint64_t v;
-    if (w != NULL)
-        return atomic_load(w + peer);
-    CHECK_EQ(rq_read(job, &v, peer, 8u * (unsigned)peer, 8), 0);
+    CHECK_EQ(rq_amo(job, peer, 8u * (unsigned)peer, RQ_AMO_FADD, 0, 0, &v), 0);
     return v;
 }
 

@@ -307,9 +307,10 @@ void rqi_vni_fini(rq_ctx_t *ctx)
 {
     struct rqi_vni *v = &ctx->vni;
     if (v->on) {
-        rqi_netwake_stop(ctx);
+        /* The progress thread first: it reads the watcher's state. */
         bell_ring(v->area, RQI_BELL_STOP);
         pthread_join(v->thread, NULL);
+        rqi_netwake_stop(ctx);
         v->on = 0;
     }
     if (v->intr_mode != RQ_INTR_OFF) {
