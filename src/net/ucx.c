@@ -242,11 +242,11 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t hlen, void *da
  * under RQ_INTR_ALL only, or under RQ_INTR_SELECTIVE too (its handler was
  * registered RQ_HF_INTERRUPT or it was sent with RQ_INTERRUPT). */
 enum { CLS_SYSTEM, CLS_PLAIN, CLS_INTR };
-static int intr_class(const rq_ctx_t *ctx, const struct rqi_pkt *p)
+static int intr_class(const rq_ctx_t *ctx, const struct rqi_pkt *p, int sent_intr)
 {
     if (p->flags & RQI_PF_SYSTEM)
         return CLS_SYSTEM;
-    return (p->pad_ & RQI_UCX_F_INTR) || (ctx->handlers[p->tag].flags & RQ_HF_INTERRUPT)
+    return sent_intr || (ctx->handlers[p->tag].flags & RQ_HF_INTERRUPT)
                ? CLS_INTR
                : CLS_PLAIN;
 }
@@ -294,13 +294,12 @@ static int intake(rq_ctx_t *ctx)
             break;
         }
         struct rqi_pkt *p = &e->h.pkt;
+        const int sent_intr = (p->pad_ & RQI_UCX_F_INTR) != 0;
+        p->pad_ = 0; /* wire-only flags: read, then gone */
         if (p->qid == RQ_AM_QUEUE) {
-            e->cls = intr_class(ctx, p);
+            e->cls = intr_class(ctx, p, sent_intr);
             u->am_plain += e->cls == CLS_PLAIN;
             u->am_intr += e->cls == CLS_INTR;
-        }
-        p->pad_ = 0; /* the wire-only flags are read */
-        if (p->qid == RQ_AM_QUEUE) {
             u->in_head = e->next;
             e->next = NULL;
             *u->am_tail = e;
