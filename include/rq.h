@@ -434,7 +434,8 @@ RQ_API int rq_atomic_end(rq_ctx_t *ctx);
  *   RQ_INTR_SELECTIVE  packets sent with RQ_INTERRUPT, or for a handler
  *                      registered with RQ_HF_INTERRUPT, wake the progress
  *                      thread, which runs handlers as rq_poll does (every
- *                      packet before them too, in order) while the
+ *                      packet before them too, in order, and whatever
+ *                      arrived by the time it runs) while the
  *                      application's thread is outside librq and outside
  *                      any atomicity section; others wait for a poll;
  *   RQ_INTR_ALL        every packet does.
