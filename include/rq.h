@@ -443,7 +443,11 @@ RQ_API int rq_atomic_end(rq_ctx_t *ctx);
  * librq: share data with them under rq_atomic_begin/end.  The mode applies
  * to packets sent after the change is visible to the sender (a barrier
  * after the call makes it so for every rank); packets already here are
- * taken up at once.  Packets from other nodes interrupt the same way: the
+ * taken up at once.  Every packet that interrupts under the mode is run
+ * without this rank polling, wherever it waits (a lane, the virtual buffer
+ * after a revocation, another node's arrivals), and sends parked by
+ * handlers leave without an application call: the progress thread sends
+ * them.  Packets from other nodes interrupt the same way: the
  * progress thread then also sleeps on the network's event fd, and so also
  * serves other nodes' remote reads and writes over transports that need
  * the target's help (TCP).

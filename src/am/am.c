@@ -32,6 +32,11 @@ static RQI_ALWAYS_INLINE void note_sent(rq_ctx_t *ctx, int dst, unsigned qid, un
         rqi_vni_sent(ctx, dst, qid, tag, pflags, sflags);
 }
 
+/* RQ_INTERRUPT travels in the packet (RQI_PF_INTR): a receiver that holds
+ * the packet privately still knows that it interrupts. */
+_Static_assert(RQ_INTERRUPT << 1 == RQI_PF_INTR, "pf_intr shifts the send flag into place");
+static RQI_ALWAYS_INLINE unsigned pf_intr(unsigned sflags) { return (sflags & RQ_INTERRUPT) << 1; }
+
 static inline size_t desc_inline_len(const struct pkt_desc *d)
 {
     return d->kind == RQI_PK_LONG ? 0 : d->len;
@@ -43,7 +48,7 @@ static RQI_ALWAYS_INLINE void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pk
 {
     size_t inl = desc_inline_len(d);
     rqi_pkt_write_header(p, ctx->job32, (uint32_t)ctx->rank, d->tag, d->qid, d->nargs, d->kind,
-                         (uint32_t)inl, n, d->pflags);
+                         (uint32_t)inl, n, d->pflags | pf_intr(d->sflags));
     if (RQI_UNLIKELY(d->kind == RQI_PK_LONG)) {
         /* Reserved first, so RQ_EAGAIN leaves the target segment untouched;
          * the copy is ordered before the packet by the publishing release. */
@@ -101,6 +106,8 @@ static void outbox_flush(rq_ctx_t *ctx, int dst)
             return;
         rqi_vbuf_pop(&ctx->ob, f);
     }
+    if (ctx->ob.records == 0 && rqi_load_relaxed(&ctx->vni.ob_pending) != 0)
+        rqi_store_release(&ctx->vni.ob_pending, 0u);
 }
 
 void rqi_outbox_flush_all(rq_ctx_t *ctx)
@@ -110,7 +117,8 @@ void rqi_outbox_flush_all(rq_ctx_t *ctx)
             outbox_flush(ctx, r);
 }
 
-/* Park d in dst's outbox: it is committed; a later librq call delivers it. */
+/* Park d in dst's outbox: it is committed; a later librq call, or the
+ * progress thread while the application computes, delivers it. */
 static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
 {
     struct rqi_vrec *r = rqi_vbuf_push(&ctx->ob, &ctx->outbox[dst], d->nargs + 3, d->len);
@@ -128,6 +136,11 @@ static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
     if (d->len != 0)
         memcpy(r->data, d->data, d->len);
     ctx->parked++;
+    if (rqi_load_relaxed(&ctx->vni.ob_pending) == 0) {
+        rqi_store_release(&ctx->vni.ob_pending, 1u);
+        if (ctx->vni.on && !rqi_vni_on_progress)
+            rqi_vni_ring(ctx, ctx->rank, RQI_BELL_OUTBOX);
+    }
     return 0;
 }
 
@@ -266,7 +279,7 @@ static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
             uint64_t w[3] = {ctx->hdr_w0,
                              (uint64_t)handler | (uint64_t)nargs << 48 |
                                  (uint64_t)RQI_PK_INLINE << 56,
-                             (uint64_t)len | (uint64_t)n << 32};
+                             (uint64_t)len | (uint64_t)n << 32 | (uint64_t)pf_intr(flags) << 48};
             memcpy((char *)p + 8, w, sizeof w);
             uint64_t *a = (uint64_t *)(p + 1);
             for (unsigned i = 0; i < nargs; i++)
@@ -416,8 +429,10 @@ int rqi_poll(rq_ctx_t *ctx)
         struct rqi_vrec *v = rqi_vfifo_head(am);
         if (RQI_UNLIKELY(v != NULL)) {
             rqi_msg_from_vrec(v, &m);
+            unsigned cls = (v->flags & RQI_VR_CLS_MASK) >> RQI_VR_CLS_SHIFT;
             n += run_handler(ctx, &m);
             rqi_vbuf_pop(&ctx->vb, am);
+            rqi_held_sub(ctx, cls);
             ctx->stats.buffered++;
             rqi_mode_update(ctx);
             continue;

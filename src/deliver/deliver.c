@@ -147,6 +147,7 @@ static int reasm_add(rq_ctx_t *ctx, struct rqi_pkt *p)
     v->flags = r->flags;
     memcpy(v->args, r->args, 8u * r->nargs);
     rqi_vbuf_own(&ctx->vb, v, r->buf, r->total);
+    rqi_held_rec(ctx, v);
     *pp = r->next;
     free(r);
     return 0;
@@ -176,6 +177,7 @@ int rqi_ingest_pkt(rq_ctx_t *ctx, struct rqi_pkt *p, void *data, size_t len)
             v->data = data;
             v->len = len;
         }
+        rqi_held_rec(ctx, v);
     }
     ctx->stats.received++;
     rqi_mode_update(ctx);

@@ -31,7 +31,7 @@ static inline int rqi_pkt_fields_check(const rq_ctx_t *ctx, const struct rqi_pkt
     if (RQI_UNLIKELY(p->src >= (uint32_t)ctx->size || p->qid >= RQ_MAX_QUEUES ||
                      p->nargs > RQ_MAX_ARGS + keyed || p->len > len_max ||
                      p->kind < RQI_PK_INLINE || p->kind > RQI_PK_FRAG ||
-                     (p->flags & ~(RQI_PF_SYSTEM | RQI_PF_KEY)) != 0))
+                     (p->flags & ~(RQI_PF_SYSTEM | RQI_PF_KEY | RQI_PF_INTR)) != 0))
         return RQI_PKT_REJECT;
     /* A key word rides behind the arguments of a PDQ message, never on
      * the AM queue or a system packet. */
@@ -138,6 +138,49 @@ static inline void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_m
         m->key = m->args[--m->nargs];
     m->rqi_flags = p->flags & RQI_PF_SYSTEM;
     m->rqi_pad = 0;
+}
+
+/* ---- active messages held in private buffers ---------------------------
+ * An active message that left the lanes without running (moved into the
+ * virtual buffer by a drain or a revocation, or waiting in the UCX arrival
+ * list) passes the progress thread's interrupt marks: the lanes no longer
+ * show it.  Its interrupt class is counted in ctx->vni.held[] so that the
+ * progress thread still owes it an interrupt (vni.c) until it has run. */
+enum { RQI_CLS_NONE = 0, RQI_CLS_PLAIN = 1, RQI_CLS_INTR = 2 };
+
+/* How an active message interrupts: never (a named queue, librq's own),
+ * under RQ_INTR_ALL only, or under RQ_INTR_SELECTIVE too (its handler was
+ * registered RQ_HF_INTERRUPT or it was sent with RQ_INTERRUPT). */
+static inline unsigned rqi_cls_of(const rq_ctx_t *ctx, unsigned qid, unsigned tag,
+                                  unsigned pflags)
+{
+    if (qid != RQ_AM_QUEUE || (pflags & RQI_PF_SYSTEM))
+        return RQI_CLS_NONE;
+    return (pflags & RQI_PF_INTR) || (ctx->handlers[tag].flags & RQ_HF_INTERRUPT)
+               ? RQI_CLS_INTR
+               : RQI_CLS_PLAIN;
+}
+
+/* One more (delta 1) or one fewer (delta -1) held message of class cls;
+ * the owner of the context only.  A first held message that interrupts
+ * under the current mode rings our own doorbell (vni.c). */
+void rqi_held_add(rq_ctx_t *ctx, unsigned cls);
+static inline void rqi_held_sub(rq_ctx_t *ctx, unsigned cls)
+{
+    if (cls != RQI_CLS_NONE) {
+        _Atomic uint64_t *h = &ctx->vni.held[cls - 1];
+        /* One writer at a time (the owner): no read-modify-write needed. */
+        rqi_store_release(h, rqi_load_relaxed(h) - 1);
+    }
+}
+
+/* A virtual-buffer record of an active message: count it held. */
+static inline void rqi_held_rec(rq_ctx_t *ctx, struct rqi_vrec *v)
+{
+    unsigned cls = rqi_cls_of(ctx, v->qid, v->tag, v->flags);
+    v->flags = (uint8_t)((v->flags & ~RQI_VR_CLS_MASK) | cls << RQI_VR_CLS_SHIFT);
+    if (cls != RQI_CLS_NONE)
+        rqi_held_add(ctx, cls);
 }
 
 /* Keep the direct/buffered mode and its switch counter current, and

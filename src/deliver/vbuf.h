@@ -17,6 +17,10 @@
 #define RQI_VBUF_CACHE 4
 #define RQI_VR_OWNED  0x80u /* data is a malloc'd block freed on pop */
 #define RQI_VR_INTR   0x40u /* parked send made with RQ_INTERRUPT */
+/* An active message held here counts for the progress thread (bits 4-5:
+ * its interrupt class, RQI_CLS_*, see deliver.h). */
+#define RQI_VR_CLS_SHIFT 4
+#define RQI_VR_CLS_MASK  0x30u
 
 struct rqi_vrec {
     uint32_t bytes;   /* record size in its chunk */
@@ -24,7 +28,7 @@ struct rqi_vrec {
     uint32_t tag;
     uint16_t qid;
     uint8_t  nargs;
-    uint8_t  flags;   /* RQI_PF_* | RQI_VR_OWNED */
+    uint8_t  flags;   /* RQI_PF_* | RQI_VR_* */
     uint32_t kind;    /* packet kind, for parked outgoing packets */
     uint32_t spare_;
     uint64_t len;

@@ -95,6 +95,7 @@ enum {
 /* Packet flags (rqi_pkt.flags). */
 #define RQI_PF_SYSTEM 0x1u /* handler id indexes librq's internal handlers */
 #define RQI_PF_KEY    0x2u /* PDQ message: the last argument word is its key */
+#define RQI_PF_INTR   0x4u /* sent with RQ_INTERRUPT (RQ_INTR_SELECTIVE) */
 
 /* The header at the start of a packet's first slot: 32 bytes. */
 struct rqi_pkt {

@@ -238,19 +238,6 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t hlen, void *da
     return ret;
 }
 
-/* How an active message interrupts (rq_interrupts): never (librq's own),
- * under RQ_INTR_ALL only, or under RQ_INTR_SELECTIVE too (its handler was
- * registered RQ_HF_INTERRUPT or it was sent with RQ_INTERRUPT). */
-enum { CLS_SYSTEM, CLS_PLAIN, CLS_INTR };
-static int intr_class(const rq_ctx_t *ctx, const struct rqi_pkt *p, int sent_intr)
-{
-    if (p->flags & RQI_PF_SYSTEM)
-        return CLS_SYSTEM;
-    return sent_intr || (ctx->handlers[p->tag].flags & RQ_HF_INTERRUPT)
-               ? CLS_INTR
-               : CLS_PLAIN;
-}
-
 int rqi_ucx_intr_waiting(const rq_ctx_t *ctx, int mode)
 {
     const struct rqi_ucx *u = ctx->ucx;
@@ -294,12 +281,16 @@ static int intake(rq_ctx_t *ctx)
             break;
         }
         struct rqi_pkt *p = &e->h.pkt;
-        const int sent_intr = (p->pad_ & RQI_UCX_F_INTR) != 0;
-        p->pad_ = 0; /* wire-only flags: read, then gone */
+        /* Wire-only flags: read, then gone; RQ_INTERRUPT stays with the
+         * packet, as on the rings, should it move to the virtual buffer. */
+        if (p->pad_ & RQI_UCX_F_INTR)
+            p->flags |= RQI_PF_INTR;
+        p->pad_ = 0;
         if (p->qid == RQ_AM_QUEUE) {
-            e->cls = intr_class(ctx, p, sent_intr);
-            u->am_plain += e->cls == CLS_PLAIN;
-            u->am_intr += e->cls == CLS_INTR;
+            e->cls = rqi_cls_of(ctx, p->qid, p->tag, p->flags);
+            u->am_plain += e->cls == RQI_CLS_PLAIN;
+            u->am_intr += e->cls == RQI_CLS_INTR;
+            rqi_held_add(ctx, e->cls);
             u->in_head = e->next;
             e->next = NULL;
             *u->am_tail = e;
@@ -337,8 +328,9 @@ struct rqi_ucx_rx *rqi_ucx_am_next(rq_ctx_t *ctx, rq_msg_t *m)
     if (u->am_head == NULL)
         u->am_tail = &u->am_head;
     u->am_count--;
-    u->am_plain -= e->cls == CLS_PLAIN;
-    u->am_intr -= e->cls == CLS_INTR;
+    u->am_plain -= e->cls == RQI_CLS_PLAIN;
+    u->am_intr -= e->cls == RQI_CLS_INTR;
+    rqi_held_sub(ctx, e->cls);
     msg_of(ctx, e, m);
     return e;
 }

@@ -128,10 +128,10 @@ static int claim(struct rqi_vni *v, int handlers)
     for (int tries = 0; tries < 2; tries++) {
         rqi_store_relaxed(&v->claim, 1u);
         progress_fence(v);
-        if (!main_busy(v, handlers)) {
-            atomic_store(&v->deferred, 0u);
+        /* Success leaves deferred alone: only the main thread clears it
+         * (vni.h), or a retry that an interrupt waits for would be lost. */
+        if (!main_busy(v, handlers))
             return 1;
-        }
         atomic_store(&v->deferred, 1u);
         rqi_store_release(&v->claim, 0u);
         progress_fence(v);
@@ -178,18 +178,54 @@ static void tails_snapshot(rq_ctx_t *ctx, uint64_t *tails)
         tails[l] = rqi_load_acquire(&ctx->rx[l].ctrl->tail);
 }
 
+/* Active messages held outside the lanes that interrupt under the current
+ * mode (deliver.h): an interrupt is owed until they have run. */
+static int held_owed(const struct rqi_vni *v)
+{
+    uint32_t m = rqi_load_relaxed(&v->area->intr_mode);
+    /* Pairs with the owner's store_release of the counts. */
+    uint64_t intr = rqi_load_acquire(&v->held[RQI_CLS_INTR - 1]);
+    return m == RQ_INTR_ALL         ? intr + rqi_load_acquire(&v->held[RQI_CLS_PLAIN - 1]) != 0
+           : m == RQ_INTR_SELECTIVE ? intr != 0
+                                    : 0;
+}
+
+void rqi_held_add(rq_ctx_t *ctx, unsigned cls)
+{
+    if (cls == RQI_CLS_NONE)
+        return;
+    struct rqi_vni *v = &ctx->vni;
+    _Atomic uint64_t *h = &v->held[cls - 1];
+    uint64_t was = rqi_load_relaxed(h);
+    rqi_store_release(h, was + 1);
+    /* The progress thread reads the counts after taking its bell: ring it
+     * unless it is the one holding the message (it looks before it runs
+     * interrupts) or an earlier message already rang. */
+    if (was == 0 && v->on && !rqi_vni_on_progress &&
+        (v->intr_mode == RQ_INTR_ALL || (v->intr_mode == RQ_INTR_SELECTIVE && cls == RQI_CLS_INTR)))
+        bell_ring(v->area, RQI_BELL_INTR);
+}
+
 /* Owning the context, outside any atomicity section: run handlers the way
  * rq_poll does until nothing is left (returns 0) or the main thread wants
- * in (returns 1: the interrupt is not finished). */
+ * in (returns 1: the interrupt is not finished).  Nothing runs once
+ * interrupts are off. */
 static int run_interrupt(rq_ctx_t *ctx)
 {
     struct rqi_vni *v = &ctx->vni;
+    if (v->intr_mode == RQ_INTR_OFF)
+        return 0;
     v->interrupts++;
     while (rqi_poll(ctx) > 0)
         if (main_busy(v, 1))
             return 1;
     return 0;
 }
+
+/* Outbox retries while sends stay parked: the destination frees room
+ * without telling us, so look again after a back-off. */
+#define OB_RETRY_MIN_NS 20000u
+#define OB_RETRY_MAX_NS 1000000u
 
 static void *progress_main(void *arg)
 {
@@ -198,19 +234,25 @@ static void *progress_main(void *arg)
     rqi_vni_on_progress = 1;
     uint64_t heads[RQI_MAX_LANES], now[RQI_MAX_LANES], intr_marks[RQI_MAX_LANES];
     int intr = 0, full = 0, buffering = 0, pdq = 0, net = 0, net_intr = 0;
-    uint64_t deadline = 0;
+    uint64_t deadline = 0, ob_next = 0, ob_backoff = OB_RETRY_MIN_NS;
     for (;;) {
         /* deadline UINT64_MAX: a claim backed off; RQI_BELL_RETRY resumes. */
         uint64_t wait = UINT64_MAX, t = rqi_mono_ns();
         if (full && deadline != UINT64_MAX)
             wait = deadline > t ? deadline - t : 0;
+        int ob = rqi_load_acquire(&v->ob_pending) != 0;
+        if (ob) {
+            uint64_t w = ob_next > t ? ob_next - t : 0;
+            wait = w < wait ? w : wait;
+        }
         uint32_t bits = bell_take(v->area, wait);
         if (bits & RQI_BELL_STOP)
             break;
         if (bits & RQI_BELL_INTR) {
             /* The interrupting packets lie below the lanes' tails now;
              * once the heads pass them, whoever consumed them (maybe the
-             * main thread's own poll) has served the interrupt. */
+             * main thread's own poll) has served the interrupt, unless it
+             * only moved them into the virtual buffer (held_owed below). */
             intr = 1;
             tails_snapshot(ctx, intr_marks);
         }
@@ -232,13 +274,6 @@ static void *progress_main(void *arg)
             net = 0;
             unclaim(v);
         }
-        /* Cut short by the main thread, an interrupt claims again: the
-         * claim backs off (deferred) while the main thread is busy, and its
-         * leaving rings RQI_BELL_RETRY. */
-        while ((intr || net_intr) && claim(v, 1)) {
-            intr = net_intr = run_interrupt(ctx);
-            unclaim(v);
-        }
         /* A PDQ's threads all sleep and packets came for it: take in
          * what the lanes hold (no handler runs); the intake wakes them. */
         if (bits & RQI_BELL_PDQ)
@@ -247,6 +282,22 @@ static void *progress_main(void *arg)
             (void)rqi_drain(ctx);
             pdq = 0;
             unclaim(v);
+        }
+        /* Sends parked in the outbox (by a handler, or by the main thread
+         * before it went off to compute) leave without an application
+         * call: "no pattern of sends from handlers deadlocks" holds in
+         * interrupt mode too.  Sending runs no handler: no atomicity
+         * section stops it. */
+        if (ob && ((bits & RQI_BELL_OUTBOX) || rqi_mono_ns() >= ob_next)) {
+            if (claim(v, 0)) {
+                uint64_t before = ctx->ob.records;
+                rqi_outbox_flush_all(ctx);
+                ob_backoff = ctx->ob.records < before ? OB_RETRY_MIN_NS
+                             : ob_backoff < OB_RETRY_MAX_NS ? 2 * ob_backoff
+                                                            : OB_RETRY_MAX_NS;
+                unclaim(v);
+            }
+            ob_next = rqi_mono_ns() + ob_backoff;
         }
         if (full && rqi_mono_ns() >= deadline) {
             int empty = lanes_snapshot(ctx, now);
@@ -259,7 +310,8 @@ static void *progress_main(void *arg)
                 /* Revocation: the atomicity timer expired.  Move what the
                  * lanes hold into the virtual buffer (no handler runs);
                  * while the buffer stays non-empty the next full lane is
-                 * drained at once (buffered mode, as in FUGU). */
+                 * drained at once (buffered mode, as in FUGU).  The active
+                 * messages moved are counted held: still owed. */
                 uint64_t before = ctx->vb.records;
                 if (rqi_drain(ctx) == 0 && ctx->vb.records > before)
                     v->revocations++;
@@ -269,6 +321,16 @@ static void *progress_main(void *arg)
             } else {
                 deadline = UINT64_MAX;
             }
+        }
+        /* Last, so that a back-off here leaves deferred set whatever the
+         * steps above claimed: the main thread's leaving rings
+         * RQI_BELL_RETRY.  Cut short by the main thread, an interrupt
+         * claims again the same way. */
+        if (held_owed(v))
+            intr = 1;
+        while ((intr || net_intr) && claim(v, 1)) {
+            intr = net_intr = run_interrupt(ctx);
+            unclaim(v);
         }
     }
     return NULL;

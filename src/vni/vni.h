@@ -34,6 +34,20 @@
  *   deferred       progress: 1 when it backed off; main: read after its
  *                  decrement of calls/atomic reaches 0 (same fence pair),
  *                  then exchanged to 0 and the bell rung (RQI_BELL_RETRY).
+ *                  Only the main thread clears it: a later claim that
+ *                  succeeds for other work (the atomicity timer's) must not
+ *                  cancel the retry that an interrupt still waits for.
+ *   held[]         active messages of each interrupt class held outside
+ *                  the lanes (virtual buffer, UCX arrivals; deliver.h).
+ *                  Owner of the context: store_release after the record
+ *                  is in place (one writer at a time, no RMW); a 0 -> 1
+ *                  step that interrupts under the mode rings RQI_BELL_INTR.
+ *                  progress: load_acquire; the interrupt is owed while the
+ *                  count that the mode makes interrupting is non-zero.
+ *   ob_pending     owner: 1 (release) when a send is parked in the outbox,
+ *                  0 once the outbox is empty; a 0 -> 1 step by the main
+ *                  thread rings RQI_BELL_OUTBOX.  progress: load_acquire;
+ *                  while 1 it retries the outbox, backing off to 1 ms.
  *   area->bell     futex word in the job segment.  Senders fetch_or a bit
  *                  (seq_cst RMW), then load `sleeping`; the progress thread
  *                  stores sleeping = 1 (seq_cst), then exchanges bell to 0,
@@ -64,6 +78,7 @@ struct rqi_vni_area;
 #define RQI_BELL_STOP  0x8u /* rq_finalize: exit */
 #define RQI_BELL_PDQ   0x10u /* a packet for a PDQ whose threads sleep */
 #define RQI_BELL_NET   0x20u /* the network has events, or wants arming (netwake.c) */
+#define RQI_BELL_OUTBOX 0x40u /* a send was parked in the outbox */
 
 struct rqi_vni {
     /* written by the main thread */
@@ -87,6 +102,9 @@ struct rqi_vni {
     int              net_on, net_stopfd;
     pthread_t        net_thread;
     uint64_t         revocations;/* atomicity-timer expiries that buffered */
+    /* written by the context's owner, read by the progress thread */
+    _Alignas(RQI_CACHELINE) _Atomic uint64_t held[2]; /* RQI_CLS_PLAIN, _INTR - 1 */
+    _Atomic uint32_t ob_pending;
 };
 
 /* Set in the progress thread: its librq calls (from handlers it runs)
