@@ -282,7 +282,12 @@ RQ_API void *rq_segment_peer(rq_ctx_t *ctx, int rank);
  *   np      a progress thread per rank (the "network processor") serves
  *           requests; the main thread never has to poll for them;
  *   proc    the target's own thread serves requests whenever it is inside
- *           librq (rq_poll and every blocking call).
+ *           librq in a call that a program may spin on: rq_poll,
+ *           rq_wait_until, every blocking call, every global-address
+ *           operation (also one done in place on its own segment),
+ *           rq_peek / rq_dequeue, and sends.  A rank that spins on its
+ *           own memory without calling librq serves nobody: spin with
+ *           rq_amo, rq_read or rq_poll instead.
  * Operations on one's own rank are always done in place.
  *
  * Arguments, for all of them: ranks in [0, rq_size); local buffers

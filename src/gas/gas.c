@@ -64,9 +64,25 @@ static int in_place(const rq_ctx_t *ctx, int peer)
     return (ctx->gas.strategy == RQI_GAS_DIRECT && !ctx->remote[peer]) || peer == ctx->rank;
 }
 
+/* An operation completed in place (our own segment; any same-node peer
+ * under direct) still serves the peers that may need this rank, because a
+ * program may spin on it: under proc the request rings (rank 0 spinning on
+ * an AMO of its own lock word would otherwise never serve the read that
+ * the holder needs before it releases), and across nodes, every 16th call,
+ * the UCX worker (RMA over TCP needs the target's progress).  Operations
+ * that wait serve while they wait (gas_proto.c). */
+static inline void serve_in_place(rq_ctx_t *ctx)
+{
+    if (ctx->gas.strategy == RQI_GAS_PROC)
+        (void)rqi_gas_serve(ctx);
+    if (RQI_UNLIKELY(ctx->ucx != NULL) && (++ctx->gas.serve_tick & 15u) == 0)
+        (void)rqi_ucx_progress(ctx);
+}
+
 /* Direct: copy block by block through the mapped segment. */
 static void direct_copy(rq_ctx_t *ctx, const struct xfer *x, int to_remote)
 {
+    serve_in_place(ctx);
     char *r = ctx->seg[x->peer] + x->off;
     if (x->count == 1) {
         if (to_remote)
@@ -189,6 +205,7 @@ static int amo_body(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t opera
         if (rc != 0)
             return rc;
     } else if (in_place(ctx, dst)) {
+        serve_in_place(ctx);
         v = rqi_gas_amo_apply((_Atomic uint64_t *)(void *)(ctx->seg[dst] + off), op, operand,
                               compare);
     } else {

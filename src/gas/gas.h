@@ -106,6 +106,7 @@ struct rqi_gas_slot {
 
 struct rqi_gas {
     int strategy;                 /* RQI_GAS_* */
+    unsigned serve_tick;          /* in-place calls since the network was progressed */
     uint64_t consumed;            /* stored bytes rq_store_sync has taken */
     struct rqi_gas_area *area;    /* our counters in the job segment */
 

@@ -35,9 +35,13 @@ static int queue_head(rq_ctx_t *ctx, unsigned qid, rq_msg_t *m)
         rqi_msg_from_pkt(ctx, view->pkt, m);
         return 1;
     }
-    /* Other nodes' packets for this queue join its buffer. */
+    /* Other nodes' packets for this queue join its buffer.  A consumer
+     * spinning on an empty queue serves the global-address requests that
+     * its producers may wait on (proc strategy). */
     if (RQI_UNLIKELY(ctx->ucx != NULL))
         rqi_ucx_progress(ctx);
+    if (ctx->gas.strategy == RQI_GAS_PROC)
+        (void)rqi_gas_serve(ctx);
     for (;;) {
         struct rqi_vrec *v = rqi_vfifo_head(&ctx->fifo[qid]);
         if (v != NULL) {
