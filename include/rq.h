@@ -125,18 +125,35 @@ typedef struct rq_pdq rq_pdq_t;
  * (rqinfo lists them).  Collective: returns when every rank has attached.
  * Returns 0, RQ_EINVAL (ctx NULL, bad RQ_* value), RQ_ENOMEM, RQ_EPEER (a
  * peer died while starting), RQ_ETIMEDOUT (peers did not attach within
- * RQ_INIT_TIMEOUT_MS), RQ_ENOTSUP (started across nodes by a launcher
- * while librq was built without PMIx or UCX, or RQ_TRANSPORT=shm across
- * nodes).
+ * RQ_INIT_TIMEOUT_MS, or fail at once with RQ_EPEER when the launcher
+ * knows a rank exited before attaching), RQ_ENOTSUP (started across nodes
+ * by a launcher while librq was built without PMIx or UCX, or
+ * RQ_TRANSPORT=shm across nodes), RQ_EPERM (a second call in this
+ * process, also after rq_finalize; or this rank of the job was already
+ * attached by another process, such as an earlier program of the same
+ * `rqrun ... sh -c 'a; b'`: a rank slot is attached once per job, so that
+ * every packet is delivered exactly once).
  * Blocking: yes.  Thread safety: call once per process, one thread. */
 RQ_API int rq_init(int *argc, char ***argv, rq_ctx_t **ctx);
 
-/* rq_finalize - leave the job: parked packets are delivered, then a
- * barrier, then every resource is released.  Packets still unread are
- * discarded.  Returns 0, RQ_EINVAL, RQ_EPERM (from a handler; nothing is
- * released), RQ_EPEER (the job failed: no barrier, but everything is
- * released all the same, so a failed rank should still call it).
- * Blocking: yes (collective). */
+/* rq_finalize - leave the job.  Collective and quiescent: it returns once
+ * every rank has called it and nothing is in flight anywhere.  Until then
+ * it polls: handlers run (also those of messages sent to this rank from
+ * other ranks' rq_finalize), and whatever they send, to any rank, is
+ * delivered and run before any rank returns; parked packets are sent.
+ * Then every resource is released.  Packets still unread in named queues
+ * are discarded.  A chain of handlers that never stops sending keeps
+ * every rank in rq_finalize.  After it returns the context is freed: any
+ * use of ctx, from any thread, is a use after free, except a second
+ * rq_finalize(ctx), which returns RQ_EINVAL without touching it.  A send
+ * that reaches a rank that has left (only a thread that outlives its
+ * rank's rq_finalize can make one) returns RQ_EPEER and sends nothing.
+ * Returns 0, RQ_EINVAL (NULL, or already finalized), RQ_EPERM (from a
+ * handler; nothing is released), RQ_EPEER (the job failed: no wait, but
+ * everything is released all the same, so a failed rank should still
+ * call it).  Blocking: yes (collective).  Thread safety: the
+ * application's thread; no other thread may call librq during or after
+ * it. */
 RQ_API int rq_finalize(rq_ctx_t *ctx);
 
 /* rq_rank / rq_size - this rank and the number of ranks; -1 / 0 if ctx is

@@ -60,7 +60,6 @@ struct rq_ctx {
     int                rank, size;
     uint32_t           job32;
     uint64_t           hdr_w0;       /* header word 1 of our packets: job | src << 32 */
-    int                in_handler;
     int                failed;       /* sticky: a peer died or the ring broke */
     uint64_t           medium_max;
     uint64_t           seg_bytes;
@@ -106,6 +105,9 @@ struct rq_ctx {
     uint64_t           barrier_arrived[RQI_BARRIER_ROUNDS];
     uint64_t           coll_seq;
     struct rqi_mail   *mail;
+    /* librq's own packets among stats.sent / stats.received (the rest are
+     * the application's, counted by rq_finalize's termination detection) */
+    uint64_t           sys_sent, sys_received;
 
     /* global address space (src/gas/gas.h) */
     struct rqi_gas     gas;
@@ -124,14 +126,20 @@ struct rq_ctx {
     rq_stats_t         stats;
 };
 
-/* Nonzero while this thread runs a PDQ handler (src/pdq/pdq.c). */
+/* Nonzero while this thread runs a PDQ handler (src/pdq/pdq.c) or an
+ * active-message handler (src/am/am.c).  Per thread, not per context: the
+ * application's thread must not read "in a handler" while the progress
+ * thread runs one (rq_finalize or rq_wait_until then failed with RQ_EPERM
+ * at random in interrupt mode). */
 extern _Thread_local int rqi_pdq_handler_depth __attribute__((tls_model("initial-exec")));
+extern _Thread_local int rqi_am_handler_depth __attribute__((tls_model("initial-exec")));
 
-/* Inside a handler: an AM handler of the context's owner, or a PDQ
- * handler on this thread.  Handlers run nothing else and never wait. */
+/* Inside a handler on this thread.  Handlers run nothing else and never
+ * wait. */
 static inline int rqi_in_handler(const rq_ctx_t *ctx)
 {
-    return ctx->in_handler || rqi_pdq_handler_depth != 0;
+    (void)ctx;
+    return rqi_am_handler_depth != 0 || rqi_pdq_handler_depth != 0;
 }
 
 /* Bracket a public call that touches the context: the context lock

@@ -1,5 +1,6 @@
 /* rq.c - rq_init / rq_finalize: assemble every layer into a context. */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +21,30 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* A process joins one job, once: the context of this process while it is
+ * live, and whether rq_init was ever called (a second call would start a
+ * separate one-rank job, or attach the same rank twice). */
+static _Atomic(rq_ctx_t *) live_ctx;
+static _Atomic int init_called;
+
 /* Publish our pid, count ourselves in, wait for every rank. */
 static int attach_all(rq_ctx_t *ctx)
 {
     struct rqi_job_hdr *h = ctx->shm.hdr;
-    /* Released before the attach count: whoever acquires
-     * attached == nranks sees every pid. */
-    rqi_store_release(&rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->pid, (int32_t)getpid());
+    /* Claim the rank slot: once per job.  A second process (or a second
+     * program of the same rank, which inherits RQ_JOB_FD) would read the
+     * first one's packets again.  The release orders the pid before the
+     * attach count: whoever acquires attached == nranks sees every pid. */
+    int32_t none = 0;
+    if (!atomic_compare_exchange_strong_explicit(&rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->pid,
+                                                 &none, (int32_t)getpid(), memory_order_release,
+                                                 memory_order_relaxed)) {
+        fprintf(stderr,
+                "librq: rank %d of this job was already attached (pid %d): a rank joins a job "
+                "once\n",
+                ctx->rank, (int)none);
+        return RQ_EPERM;
+    }
     atomic_fetch_add(&h->attached, 1u);
     uint64_t deadline = mono_ms() + ctx->cfg.v[RQI_CFG_INIT_TIMEOUT_MS];
     unsigned spins = 0;
@@ -80,6 +98,10 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     if (out == NULL)
         return RQ_EINVAL;
     *out = NULL;
+    if (atomic_exchange(&init_called, 1) != 0) {
+        fprintf(stderr, "librq: rq_init called twice in one process (once per process)\n");
+        return RQ_EPERM;
+    }
     rq_ctx_t *ctx = calloc(1, sizeof *ctx);
     if (ctx == NULL)
         return RQ_ENOMEM;
@@ -177,6 +199,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     }
     if (ctx->cfg.v[RQI_CFG_THREAD_SAFE])
         rqi_store_relaxed(&ctx->mt.on, 1u);
+    atomic_store(&live_ctx, ctx);
     *out = ctx;
     return 0;
 }
@@ -185,8 +208,13 @@ int rq_finalize(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
+    /* A context already finalized (or never ours) is not touched: only its
+     * address is compared.  Any other use after rq_finalize is undefined. */
+    if (atomic_load(&live_ctx) != ctx)
+        return RQ_EINVAL;
     if (rqi_in_handler(ctx) || rqi_vni_on_progress)
         return RQ_EPERM;
+    atomic_store(&live_ctx, NULL);
     /* Open PDQs are drained and closed (their threads may still send),
      * then the progress thread stops: from here on this thread alone
      * owns the context. */
@@ -194,18 +222,15 @@ int rq_finalize(rq_ctx_t *ctx)
         if (ctx->pdq[qid] != NULL)
             (void)rq_pdq_close(ctx->pdq[qid]);
     rqi_vni_fini(ctx);
-    /* Complete our global-address operations, deliver every parked
-     * packet, then meet: nobody may still send to us once we unmap (every
-     * rank completed its operations before the barrier, and proc-strategy
-     * service goes on inside it). */
+    /* Complete our global-address operations, then wait until nothing is
+     * in flight anywhere: handlers run meanwhile and may send, and what
+     * they send is delivered before any rank leaves (rqi_quiesce).  Nobody
+     * may still send to us once we unmap: every rank completed its
+     * operations before its first wave, and proc-strategy service goes on
+     * inside the waves. */
     int rc = rqi_gas_quiet(ctx);
-    unsigned spins = 0;
-    while (rc == 0 && ctx->ob.records != 0) {
-        if (rqi_poll(ctx) == 0 && ctx->ob.records != 0)
-            rc = rqi_wait_step(ctx, &spins);
-    }
     if (rc == 0)
-        rc = ctx->failed ? RQ_EPEER : rqi_barrier(ctx);
+        rc = ctx->failed ? RQ_EPEER : rqi_quiesce(ctx);
 #ifdef RQ_HAVE_PMIX
     /* Across nodes, every rank must be past the barrier before any closes
      * its connections: a closed connection reads as a dead peer. */

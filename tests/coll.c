@@ -61,6 +61,11 @@ int main(int argc, char **argv)
     uint64_t x = 1;
     CHECK_EQ(rq_allreduce(ctx, &x, &x, 1, RQ_UINT64, RQ_SUM), 0);
     CHECK_EQ(x, n);
+    /* NULL with length 0 is allowed (UBSan once saw memcpy(NULL, ...)) */
+    for (int root = 0; root < n; root++)
+        CHECK_EQ(rq_broadcast(ctx, root, NULL, 0), 0);
+    for (int op = RQ_SUM; op <= RQ_MAX; op++)
+        CHECK_EQ(rq_allreduce(ctx, NULL, NULL, 0, RQ_DOUBLE, op), 0);
     CHECK_EQ(rq_finalize(ctx), 0);
     free(buf);
     if (me == 0)

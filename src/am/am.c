@@ -10,6 +10,8 @@
 #include "deliver/deliver.h"
 #include "pdq/pdq.h"
 
+_Thread_local int rqi_am_handler_depth __attribute__((tls_model("initial-exec")));
+
 static inline int rank_ok(const rq_ctx_t *ctx, int r) { return (unsigned)r < (unsigned)ctx->size; }
 
 /* One packet to write, from the caller's buffers or from an outbox record. */
@@ -155,6 +157,11 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
     unsigned spins = 0, kicks = 0;
     for (;;) {
         if (ctx->failed)
+            return RQ_EPEER;
+        /* A rank that left rq_finalize reads no more: nothing is sent (only
+         * a thread that outlives the finalize rules can get here). */
+        if (RQI_UNLIKELY(!ctx->remote[dst] &&
+                         rqi_load_acquire(&rqi_shm_area(&ctx->shm, (uint32_t)dst)->departed)))
             return RQ_EPEER;
         /* Overflow control: the job is stopped (src/vni/overflow.c). */
         if (RQI_UNLIKELY(rqi_load_relaxed(&ctx->shm.hdr->overflow_ranks) != 0) &&
@@ -352,9 +359,9 @@ static inline int run_handler(rq_ctx_t *ctx, const rq_msg_t *m)
         ctx->stats.rejected++; /* no handler installed for this id */
         return 0;
     }
-    ctx->in_handler++;
+    rqi_am_handler_depth++;
     h->fn(ctx, m, h->arg);
-    ctx->in_handler--;
+    rqi_am_handler_depth--;
     return 1;
 }
 

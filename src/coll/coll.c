@@ -16,9 +16,27 @@
 #include "coll/coll.h"
 #include "deliver/deliver.h"
 
+/* Packets that a system message of len bytes between us and peer takes,
+ * the way rqi_send cuts it: one, or fragments of medium_max on the rings. */
+static uint64_t sys_packets(const rq_ctx_t *ctx, int peer, size_t len)
+{
+    if (len <= ctx->medium_max || ctx->remote[peer])
+        return 1;
+    return (len + ctx->medium_max - 1) / ctx->medium_max;
+}
+
+static int sys_send(rq_ctx_t *ctx, int to, unsigned id, uint64_t arg, const void *buf, size_t len)
+{
+    int rc = rqi_send(ctx, to, RQ_AM_QUEUE, id, RQI_PF_SYSTEM, &arg, 1, buf, len, 0);
+    if (rc == 0)
+        ctx->sys_sent += sys_packets(ctx, to, len);
+    return rc;
+}
+
 static void barrier_handler(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 {
     (void)arg;
+    ctx->sys_received += sys_packets(ctx, m->src, m->len);
     if (m->nargs == 1 && m->args[0] < RQI_BARRIER_ROUNDS)
         ctx->barrier_arrived[m->args[0]]++;
     else
@@ -28,6 +46,7 @@ static void barrier_handler(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 static void data_handler(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 {
     (void)arg;
+    ctx->sys_received += sys_packets(ctx, m->src, m->len);
     if (m->nargs != 1) {
         ctx->stats.rejected++;
         return;
@@ -40,7 +59,8 @@ static void data_handler(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     mail->seq = m->args[0];
     mail->src = m->src;
     mail->len = m->len;
-    memcpy(mail->data, m->data, m->len);
+    if (m->len != 0)
+        memcpy(mail->data, m->data, m->len);
     /* Append, so that lookups find the oldest first. */
     struct rqi_mail **pp = &ctx->mail;
     while (*pp != NULL)
@@ -78,8 +98,7 @@ int rqi_barrier(rq_ctx_t *ctx)
     for (int dist = 1; dist < ctx->size; dist <<= 1, round++) {
         uint64_t arg = round;
         int to = (ctx->rank + dist) % ctx->size;
-        int rc = rqi_send(ctx, to, RQ_AM_QUEUE, RQI_SYS_BARRIER, RQI_PF_SYSTEM, &arg, 1,
-                          NULL, 0, 0);
+        int rc = sys_send(ctx, to, RQI_SYS_BARRIER, arg, NULL, 0);
         if (rc != 0)
             return rc;
         struct round_wait w = {round, epoch};
@@ -127,7 +146,7 @@ static int mail_take(rq_ctx_t *ctx, uint64_t seq, int src, struct rqi_mail **out
 
 static int send_data(rq_ctx_t *ctx, int to, uint64_t seq, const void *buf, size_t len)
 {
-    return rqi_send(ctx, to, RQ_AM_QUEUE, RQI_SYS_COLL_DATA, RQI_PF_SYSTEM, &seq, 1, buf, len, 0);
+    return sys_send(ctx, to, RQI_SYS_COLL_DATA, seq, buf, len);
 }
 
 /* Binomial-tree broadcast of len bytes from root, for collective seq. */
@@ -145,7 +164,8 @@ static int bcast(rq_ctx_t *ctx, uint64_t seq, int root, void *buf, size_t len)
                 free(m);
                 return RQ_EINVAL; /* ranks disagree on len */
             }
-            memcpy(buf, m->data, len);
+            if (len != 0)
+                memcpy(buf, m->data, len);
             free(m);
             break;
         }
@@ -224,6 +244,51 @@ static int allreduce_body(rq_ctx_t *ctx, const void *in, void *out, size_t count
         }
     }
     return bcast(ctx, seq, 0, out, len);
+}
+
+/* Run every handler that can run now and send every parked packet: after
+ * this, nothing of ours waits to be sent or run. */
+static int settle(rq_ctx_t *ctx)
+{
+    unsigned spins = 0;
+    for (;;) {
+        while (rqi_poll(ctx) > 0)
+            spins = 0;
+        if (ctx->ob.records == 0)
+            return 0;
+        int rc = rqi_wait_step(ctx, &spins);
+        if (rc != 0)
+            return rc;
+    }
+}
+
+/* Termination detection (Mattern's counting method): each wave sums, over
+ * the ranks, the application's packets sent and received, taken when the
+ * rank has nothing left to run or send.  Two waves in a row that agree,
+ * with sent == received, prove that nothing is in flight and nothing can
+ * be sent any more: a packet still moving would show as sent but not
+ * received, and a handler's send after the first wave would change the
+ * second.  Handlers run while the waves wait (they poll), so their sends
+ * are delivered before anyone leaves.  A forged packet that passed
+ * validation (a well-formed one for a handler nobody registered) counts as
+ * received with no send behind it: received >= sent, not ==, so that a
+ * hostile sender cannot keep rq_finalize waiting; the worst it can do is
+ * mask as many packets still in flight. */
+int rqi_quiesce(rq_ctx_t *ctx)
+{
+    uint64_t prev[2] = {UINT64_MAX, 0};
+    for (;;) {
+        int rc = settle(ctx);
+        if (rc != 0)
+            return rc;
+        uint64_t c[2] = {ctx->stats.sent - ctx->sys_sent, ctx->stats.received - ctx->sys_received};
+        if ((rc = allreduce_body(ctx, c, c, 2, RQ_UINT64, RQ_SUM)) != 0)
+            return rc;
+        if (c[1] >= c[0] && c[0] == prev[0] && c[1] == prev[1])
+            return 0;
+        prev[0] = c[0];
+        prev[1] = c[1];
+    }
 }
 
 /* Public entry points: each bracketed against the progress thread

@@ -244,6 +244,18 @@ int main(int argc, char **argv)
             codes[r] = code;
             if (code != 0)
                 rqi_shm_note_dead(hdr, (uint32_t)r);
+            /* A rank gone while the others still wait for every rank to
+             * attach can never join: fail them now (RQ_EPEER from rq_init)
+             * instead of letting them wait out RQ_INIT_TIMEOUT_MS.  Its own
+             * status stays what it was. */
+            if (code == 0 && !failed && rqi_load_acquire(&hdr->attached) < hdr->nlocal) {
+                fprintf(stderr,
+                        "rqrun: rank %d exited before every rank had joined the job; failing "
+                        "the ranks waiting for it\n",
+                        r);
+                rqi_shm_note_dead(hdr, (uint32_t)r);
+                rqi_store_release(&hdr->failed, 1u);
+            }
             if (code != 0 && !failed) {
                 failed = 1;
                 status_out = code;
