@@ -161,6 +161,12 @@ RQ_API int rq_finalize(rq_ctx_t *ctx);
 RQ_API int rq_rank(const rq_ctx_t *ctx);
 RQ_API int rq_size(const rq_ctx_t *ctx);
 
+/* rq_build_info - what this build of the library contains, as text lines
+ * ("transports   shm (this node) ucx (UCX 1.13.1)", the bootstrap, the
+ * thread support, the sanitizers it was built with); rqinfo prints it.
+ * Static string.  Non-blocking, thread-safe, no context needed. */
+RQ_API const char *rq_build_info(void);
+
 /* rq_strerror - static name of an RQ_E* code ("RQ_EINVAL: invalid
  * argument"); unknown codes give "unknown error".  Thread-safe. */
 RQ_API const char *rq_strerror(int err);

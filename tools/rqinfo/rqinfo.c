@@ -53,6 +53,12 @@ int main(int argc, char **argv)
     printf("  ring slot              %u bytes\n", RQI_SLOT_BYTES);
     printf("  in-place payload max   %llu bytes with the current ring (rq_medium_max)\n",
            (unsigned long long)rqi_shm_medium_max(ring, med));
-    printf("  transports             shm (this node); ucx: not built yet\n");
+    printf("\nthis build (rq_build_info)\n");
+    /* The library's own answer, indented like the lines above. */
+    for (const char *s = rq_build_info(); *s != '\0';) {
+        size_t n = strcspn(s, "\n");
+        printf("  %.*s\n", (int)n, s);
+        s += n + (s[n] == '\n');
+    }
     return bad;
 }
