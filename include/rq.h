@@ -34,7 +34,10 @@
  *     queue into its virtual buffer WITHOUT running handlers, so no pattern
  *     of sends from handlers deadlocks.  rq_poll() called from a handler
  *     runs nothing and returns 0; calls that wait for other ranks
- *     (rq_wait_until, collectives) return RQ_EPERM from a handler.
+ *     (rq_wait_until, rq_store_sync, rq_all_store_sync, collectives,
+ *     rq_finalize) return RQ_EPERM from a handler.  Global-address
+ *     operations (rq_read, rq_amo, rq_sync...) are allowed: they wait
+ *     only for a service that never runs a handler.
  *   - fork(): a context is not inherited.  A child of fork() must not use
  *     its parent's context (it may exec a new program, which may call
  *     rq_init as a 1-rank job).
@@ -313,6 +316,10 @@ RQ_API void *rq_segment_peer(rq_ctx_t *ctx, int rank);
  *           rq_amo, rq_read or rq_poll instead.
  * Operations on one's own rank are always done in place.
  *
+ * After a rank died (the job failed) every one of them returns RQ_EPEER,
+ * under every strategy and transport, including operations on live ranks
+ * and on one's own segment.
+ *
  * Arguments, for all of them: ranks in [0, rq_size); local buffers
  * non-NULL unless the length is 0; flags must be 0 (reserved); the remote
  * bytes must lie inside the target's segment: RQ_ERANGE otherwise (also
@@ -361,7 +368,8 @@ RQ_API int rq_sync(rq_ctx_t *ctx);
  * into this rank (by anyone) than earlier rq_store_sync calls consumed,
  * then consume nbytes.  The stored data is visible when it returns.
  * Blocks (nbytes 0: returns at once).  0, RQ_EINVAL (NULL, or a count that
- * would overflow), RQ_EPEER. */
+ * would overflow), RQ_EPERM (inside a handler: it waits for other ranks),
+ * RQ_EPEER. */
 RQ_API int rq_store_sync(rq_ctx_t *ctx, uint64_t nbytes);
 /* rq_all_store_sync - collective: returns once every store any rank issued
  * before calling it has landed (an rq_sync, then a barrier).  It consumes

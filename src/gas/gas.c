@@ -59,6 +59,21 @@ static int xfer_check(const rq_ctx_t *ctx, const struct xfer *x, unsigned flags,
     return 0;
 }
 
+/* Once the job has failed (a rank died, a lane broke), every global-
+ * address operation returns RQ_EPEER, whatever the strategy and the
+ * transport: direct once returned 0 where np/proc (which wait on the dead
+ * rank's service) and UCX returned RQ_EPEER.  Checked after the arguments,
+ * so RQ_EINVAL / RQ_ERANGE still come first. */
+static inline int job_failed(rq_ctx_t *ctx)
+{
+    /* Pairs with the store_release(failed) of rqi_fail or of rqrun. */
+    if (RQI_UNLIKELY(ctx->failed || rqi_load_acquire(&ctx->shm.hdr->failed) != 0)) {
+        ctx->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static int in_place(const rq_ctx_t *ctx, int peer)
 {
     return (ctx->gas.strategy == RQI_GAS_DIRECT && !ctx->remote[peer]) || peer == ctx->rank;
@@ -102,8 +117,12 @@ static void direct_copy(rq_ctx_t *ctx, const struct xfer *x, int to_remote)
 static int do_put(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, int store)
 {
     int rc = xfer_check(ctx, x, flags, 1);
-    if (rc != 0 || x->elem == 0 || x->count == 0)
+    if (rc != 0)
         return rc;
+    if (job_failed(ctx))
+        return RQ_EPEER;
+    if (x->elem == 0 || x->count == 0)
+        return 0;
     if (RQI_UNLIKELY(ctx->remote[x->peer]))
         return rqi_ucx_put(ctx, x->peer, x->off, x->rstride, x->buf, x->lstride, x->elem,
                            x->count, store);
@@ -121,8 +140,12 @@ static int do_put(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, int store
 static int do_get(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, uint32_t *slot)
 {
     int rc = xfer_check(ctx, x, flags, 0);
-    if (rc != 0 || x->elem == 0 || x->count == 0)
+    if (rc != 0)
         return rc;
+    if (job_failed(ctx))
+        return RQ_EPEER;
+    if (x->elem == 0 || x->count == 0)
+        return 0;
     if (RQI_UNLIKELY(ctx->remote[x->peer]))
         return rqi_ucx_get(ctx, x->buf, x->lstride, x->peer, x->off, x->rstride, x->elem,
                            x->count, slot != NULL);
@@ -169,6 +192,8 @@ static int sync_body(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
+    if (job_failed(ctx))
+        return RQ_EPEER;
     return rqi_gas_quiet(ctx);
 }
 
@@ -199,6 +224,8 @@ static int amo_body(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t opera
         return RQ_EINVAL;
     if (ctx->seg_bytes < 8 || off > ctx->seg_bytes - 8)
         return RQ_ERANGE;
+    if (job_failed(ctx))
+        return RQ_EPEER;
     uint64_t v;
     if (RQI_UNLIKELY(ctx->remote[dst])) {
         int rc = rqi_ucx_amo(ctx, dst, off, op, operand, compare, &v);
@@ -228,13 +255,18 @@ static int store_sync_body(rq_ctx_t *ctx, uint64_t nbytes)
     struct rqi_gas *g = &ctx->gas;
     if (nbytes > UINT64_MAX - g->consumed)
         return RQ_EINVAL;
+    /* It waits for other ranks' stores: a handler may not (thread rules). */
+    if (rqi_in_handler(ctx))
+        return RQ_EPERM;
+    if (job_failed(ctx))
+        return RQ_EPEER;
     const uint64_t want = g->consumed + nbytes;
     unsigned spins = 0;
     /* Pairs with the release RMW of whoever landed the stores. */
     while (rqi_load_acquire(&g->area->stored) < want) {
-        int rc = (!rqi_in_handler(ctx) && rqi_poll(ctx) > 0) ? 0 : rqi_wait_step(ctx, &spins);
+        int rc = rqi_poll(ctx) > 0 ? 0 : rqi_wait_step(ctx, &spins);
         if (g->strategy == RQI_GAS_PROC)
-            rqi_gas_serve(ctx); /* also inside a handler, where rq_poll does not */
+            rqi_gas_serve(ctx);
         if (rc != 0)
             return rc;
     }
