@@ -16,6 +16,11 @@ int main(void)
     CHECK(rqi_config_parse_u64("0x10", &v) == 0 && v == 16);
     CHECK(rqi_config_parse_u64("", &v) != 0);
     CHECK(rqi_config_parse_u64("-1", &v) != 0);
+    CHECK(rqi_config_parse_u64(" 64", &v) != 0); /* blanks: refused at either end */
+    CHECK(rqi_config_parse_u64("64 ", &v) != 0);
+    CHECK(rqi_config_parse_u64("\t64", &v) != 0);
+    CHECK(rqi_config_parse_u64(" -1", &v) != 0);
+    CHECK(rqi_config_parse_u64("+5", &v) != 0);
     CHECK(rqi_config_parse_u64("12q", &v) != 0);
     CHECK(rqi_config_parse_u64("4kk", &v) != 0);
     CHECK(rqi_config_parse_u64("99999999999999999999", &v) != 0);

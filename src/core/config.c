@@ -76,7 +76,10 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)
 {
-    if (s == NULL || *s == '\0' || *s == '-')
+    /* One rule for both ends: digits first, nothing after the number but
+     * its suffix (strtoull alone would skip leading blanks and take a sign,
+     * so " 64" and " -1" passed where "64 " did not). */
+    if (s == NULL || *s < '0' || *s > '9')
         return -1;
     errno = 0;
     char *end = NULL;

@@ -86,6 +86,15 @@ static void child(int rank, int n, int job_fd, int bind, const sigset_t *oldmask
     setenv(RQI_ENV_RANK, buf, 1);
     snprintf(buf, sizeof buf, "%d", n);
     setenv(RQI_ENV_SIZE, buf, 1);
+#if defined(__SANITIZE_THREAD__)
+    /* A ThreadSanitizer build: UCX's memory hooks (libucm, loaded with
+     * librq whether or not a job crosses nodes) crash under TSan's
+     * interceptors at thread start.  librq needs no hooks; the user's own
+     * settings win (docs/ucx.md). */
+    setenv("UCX_MEM_EVENTS", "no", 0);
+    setenv("UCX_MEM_MALLOC_HOOKS", "no", 0);
+    setenv("UCX_MEM_MMAP_HOOK_MODE", "none", 0);
+#endif
     if (bind) {
         int cpu = nth_cpu(rank);
         if (cpu >= 0) {
