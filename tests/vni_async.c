@@ -168,6 +168,8 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_handler_register(ctx, H_DONE, on_done, NULL, 0), 0);
     CHECK_EQ(rq_handler_register(ctx, H_STOP, on_stop, NULL, 0), 0);
     CHECK_EQ(rq_handler_register(ctx, H_START, on_start, NULL, 0), 0);
+    if (strcmp(mode, "outbox") == 0 && argc > 2) /* before any handler can run */
+        n_out = strtoull(argv[2], NULL, 10);
     CHECK_EQ(rq_interrupts(ctx, RQ_INTR_ALL), 0);
     CHECK_EQ(rq_barrier(ctx), 0);
 
@@ -208,7 +210,6 @@ int main(int argc, char **argv)
                 CHECK_EQ(rq_request(ctx, r, H_STOP, NULL, 0, NULL, 0, 0), 0);
         }
     } else if (strcmp(mode, "outbox") == 0) {
-        n_out = argc > 2 ? strtoull(argv[2], NULL, 10) : 2000;
         if (me == 0) {
             CHECK_EQ(rq_request(ctx, 1, H_START, NULL, 0, NULL, 0, 0), 0);
             compute_until("outbox", &got, n_out, 0, 1, 20);
