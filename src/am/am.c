@@ -237,7 +237,7 @@ static RQI_ALWAYS_INLINE int send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned
     int nonblock = (flags & RQ_NONBLOCK) != 0;
     /* Another node: one packet whatever its size (UCX moves large ones by
      * rendezvous). */
-    if (RQI_LIKELY(len <= ctx->medium_max) || (ctx->remote[dst] && len <= RQI_FRAG_MAX)) {
+    if (RQI_LIKELY(rqi_medium_one_packet(ctx, dst, len))) {
         struct pkt_desc d = {RQI_PK_INLINE, qid, tag, pflags, nargs, args, data, len, {0, 0, 0},
                              flags};
         return send_packet(ctx, dst, &d, nonblock);

@@ -17,10 +17,10 @@
 #include "deliver/deliver.h"
 
 /* Packets that a system message of len bytes between us and peer takes,
- * the way rqi_send cuts it: one, or fragments of medium_max on the rings. */
+ * the way rqi_send cuts it. */
 static uint64_t sys_packets(const rq_ctx_t *ctx, int peer, size_t len)
 {
-    if (len <= ctx->medium_max || ctx->remote[peer])
+    if (rqi_medium_one_packet(ctx, peer, len))
         return 1;
     return (len + ctx->medium_max - 1) / ctx->medium_max;
 }

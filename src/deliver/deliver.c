@@ -234,13 +234,8 @@ int rqi_drain(rq_ctx_t *ctx)
 
 int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins)
 {
-    if (RQI_UNLIKELY(ctx->failed))
+    if (rqi_job_failed(ctx))
         return RQ_EPEER;
-    /* Pairs with the store_release(failed) of rqi_fail or of rqrun. */
-    if (RQI_UNLIKELY(rqi_load_acquire(&ctx->shm.hdr->failed) != 0)) {
-        ctx->failed = 1;
-        return RQ_EPEER;
-    }
     unsigned s = ++*spins;
     if ((s & 63u) == 0) {
         uint64_t t = rqi_mono_ns();

@@ -112,6 +112,18 @@ static inline int rqi_rx_pinned(const rq_ctx_t *ctx)
  * 0 or RQ_EPEER. */
 int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins);
 
+/* Whether the job has failed: our sticky flag, or the job's (set by any
+ * rank or by rqrun), which then becomes ours.  Owner of the context. */
+static inline int rqi_job_failed(rq_ctx_t *ctx)
+{
+    /* Pairs with the store_release(failed) of rqi_fail or of rqrun. */
+    if (RQI_UNLIKELY(ctx->failed || rqi_load_acquire(&ctx->shm.hdr->failed) != 0)) {
+        ctx->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
 /* Mark the job failed for every rank (a peer died, a ring broke). */
 void rqi_fail(rq_ctx_t *ctx, const char *why);
 
@@ -161,9 +173,9 @@ static inline unsigned rqi_cls_of(const rq_ctx_t *ctx, unsigned qid, unsigned ta
                : RQI_CLS_PLAIN;
 }
 
-/* One more (delta 1) or one fewer (delta -1) held message of class cls;
- * the owner of the context only.  A first held message that interrupts
- * under the current mode rings our own doorbell (vni.c). */
+/* One more (add) or one fewer (sub) held message of class cls; the owner
+ * of the context only.  A first held message that interrupts under the
+ * current mode rings our own doorbell (vni.c). */
 void rqi_held_add(rq_ctx_t *ctx, unsigned cls);
 static inline void rqi_held_sub(rq_ctx_t *ctx, unsigned cls)
 {

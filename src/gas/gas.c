@@ -62,17 +62,8 @@ static int xfer_check(const rq_ctx_t *ctx, const struct xfer *x, unsigned flags,
 /* Once the job has failed (a rank died, a lane broke), every global-
  * address operation returns RQ_EPEER, whatever the strategy and the
  * transport: direct once returned 0 where np/proc (which wait on the dead
- * rank's service) and UCX returned RQ_EPEER.  Checked after the arguments,
- * so RQ_EINVAL / RQ_ERANGE still come first. */
-static inline int job_failed(rq_ctx_t *ctx)
-{
-    /* Pairs with the store_release(failed) of rqi_fail or of rqrun. */
-    if (RQI_UNLIKELY(ctx->failed || rqi_load_acquire(&ctx->shm.hdr->failed) != 0)) {
-        ctx->failed = 1;
-        return 1;
-    }
-    return 0;
-}
+ * rank's service) and UCX returned RQ_EPEER.  Checked after the arguments
+ * (rqi_job_failed), so RQ_EINVAL / RQ_ERANGE still come first. */
 
 static int in_place(const rq_ctx_t *ctx, int peer)
 {
@@ -119,7 +110,7 @@ static int do_put(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, int store
     int rc = xfer_check(ctx, x, flags, 1);
     if (rc != 0)
         return rc;
-    if (job_failed(ctx))
+    if (rqi_job_failed(ctx))
         return RQ_EPEER;
     if (x->elem == 0 || x->count == 0)
         return 0;
@@ -142,7 +133,7 @@ static int do_get(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, uint32_t 
     int rc = xfer_check(ctx, x, flags, 0);
     if (rc != 0)
         return rc;
-    if (job_failed(ctx))
+    if (rqi_job_failed(ctx))
         return RQ_EPEER;
     if (x->elem == 0 || x->count == 0)
         return 0;
@@ -192,7 +183,7 @@ static int sync_body(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
-    if (job_failed(ctx))
+    if (rqi_job_failed(ctx))
         return RQ_EPEER;
     return rqi_gas_quiet(ctx);
 }
@@ -224,7 +215,7 @@ static int amo_body(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t opera
         return RQ_EINVAL;
     if (ctx->seg_bytes < 8 || off > ctx->seg_bytes - 8)
         return RQ_ERANGE;
-    if (job_failed(ctx))
+    if (rqi_job_failed(ctx))
         return RQ_EPEER;
     uint64_t v;
     if (RQI_UNLIKELY(ctx->remote[dst])) {
@@ -258,7 +249,7 @@ static int store_sync_body(rq_ctx_t *ctx, uint64_t nbytes)
     /* It waits for other ranks' stores: a handler may not (thread rules). */
     if (rqi_in_handler(ctx))
         return RQ_EPERM;
-    if (job_failed(ctx))
+    if (rqi_job_failed(ctx))
         return RQ_EPEER;
     const uint64_t want = g->consumed + nbytes;
     unsigned spins = 0;

@@ -48,7 +48,6 @@ struct rqi_ucx {
     struct rqi_ucx_rx   *in_head, **in_tail;
     struct rqi_ucx_rx   *am_head, **am_tail;
     int                  am_count;
-    int                  am_plain, am_intr; /* of them: interrupt classes */
     int                  efd;    /* the worker's event fd, or -1 */
     struct rqi_ucx_rx   *free_rx;
 };
@@ -238,14 +237,6 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t hlen, void *da
     return ret;
 }
 
-int rqi_ucx_intr_waiting(const rq_ctx_t *ctx, int mode)
-{
-    const struct rqi_ucx *u = ctx->ucx;
-    return mode == RQ_INTR_ALL        ? u->am_plain + u->am_intr > 0
-           : mode == RQ_INTR_SELECTIVE ? u->am_intr > 0
-                                       : 0;
-}
-
 int rqi_ucx_arm(rq_ctx_t *ctx)
 {
     struct rqi_ucx *u = ctx->ucx;
@@ -288,9 +279,7 @@ static int intake(rq_ctx_t *ctx)
         p->pad_ = 0;
         if (p->qid == RQ_AM_QUEUE) {
             e->cls = rqi_cls_of(ctx, p->qid, p->tag, p->flags);
-            u->am_plain += e->cls == RQI_CLS_PLAIN;
-            u->am_intr += e->cls == RQI_CLS_INTR;
-            rqi_held_add(ctx, e->cls);
+            rqi_held_add(ctx, e->cls); /* the progress thread owes it an interrupt */
             u->in_head = e->next;
             e->next = NULL;
             *u->am_tail = e;
@@ -328,8 +317,6 @@ struct rqi_ucx_rx *rqi_ucx_am_next(rq_ctx_t *ctx, rq_msg_t *m)
     if (u->am_head == NULL)
         u->am_tail = &u->am_head;
     u->am_count--;
-    u->am_plain -= e->cls == RQI_CLS_PLAIN;
-    u->am_intr -= e->cls == RQI_CLS_INTR;
     rqi_held_sub(ctx, e->cls);
     msg_of(ctx, e, m);
     return e;

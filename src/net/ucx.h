@@ -105,8 +105,6 @@ void rqi_ucx_rx_free(struct rq_ctx *ctx, struct rqi_ucx_rx *e);
 int  rqi_ucx_drain(struct rq_ctx *ctx);
 /* Active messages waiting for delivery. */
 int  rqi_ucx_am_waiting(const struct rq_ctx *ctx);
-/* Whether a waiting active message interrupts under mode (RQ_INTR_*). */
-int  rqi_ucx_intr_waiting(const struct rq_ctx *ctx, int mode);
 /* The worker's event fd (readable once armed and something arrived), or
  * -1 when the transports in use cannot wake a sleeper. */
 int  rqi_ucx_efd(const struct rq_ctx *ctx);
@@ -156,8 +154,6 @@ static inline struct rqi_ucx_rx *rqi_ucx_am_next(struct rq_ctx *ctx, rq_msg_t *m
 static inline void rqi_ucx_rx_free(struct rq_ctx *ctx, struct rqi_ucx_rx *e) { (void)ctx; (void)e; }
 static inline int rqi_ucx_drain(struct rq_ctx *ctx) { (void)ctx; return 0; }
 static inline int rqi_ucx_am_waiting(const struct rq_ctx *ctx) { (void)ctx; return 0; }
-static inline int rqi_ucx_intr_waiting(const struct rq_ctx *ctx, int mode)
-{ (void)ctx; (void)mode; return 0; }
 static inline int rqi_ucx_efd(const struct rq_ctx *ctx) { (void)ctx; return -1; }
 static inline int rqi_ucx_arm(struct rq_ctx *ctx) { (void)ctx; return RQ_ENOTSUP; }
 static inline int rqi_ucx_put(struct rq_ctx *ctx, int dst, uint64_t off, uint64_t rstride,

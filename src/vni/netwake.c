@@ -94,11 +94,11 @@ static int wanted(const rq_ctx_t *ctx)
     return ctx->vni.intr_mode != RQ_INTR_OFF || rqi_load_relaxed(&ctx->vni.area->pdq_idle) != 0;
 }
 
-int rqi_netwake_service(rq_ctx_t *ctx)
+void rqi_netwake_service(rq_ctx_t *ctx)
 {
     struct rqi_vni *v = &ctx->vni;
     if (!v->net_on)
-        return 0;
+        return;
     /* Take in, then arm; arming fails while events are pending.  Bounded:
      * under a flood we ring ourselves and come back after the interrupt
      * (or the main thread) has had its turn. */
@@ -118,5 +118,4 @@ int rqi_netwake_service(rq_ctx_t *ctx)
     }
     if (!settled)
         rqi_vni_ring(ctx, ctx->rank, RQI_BELL_NET);
-    return rqi_ucx_intr_waiting(ctx, v->intr_mode);
 }

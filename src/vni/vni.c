@@ -178,16 +178,20 @@ static void tails_snapshot(rq_ctx_t *ctx, uint64_t *tails)
         tails[l] = rqi_load_acquire(&ctx->rx[l].ctrl->tail);
 }
 
+/* Whether an active message of interrupt class cls interrupts under mode. */
+static int cls_interrupts(uint32_t mode, unsigned cls)
+{
+    return mode == RQ_INTR_ALL || (mode == RQ_INTR_SELECTIVE && cls == RQI_CLS_INTR);
+}
+
 /* Active messages held outside the lanes that interrupt under the current
  * mode (deliver.h): an interrupt is owed until they have run. */
 static int held_owed(const struct rqi_vni *v)
 {
     uint32_t m = rqi_load_relaxed(&v->area->intr_mode);
     /* Pairs with the owner's store_release of the counts. */
-    uint64_t intr = rqi_load_acquire(&v->held[RQI_CLS_INTR - 1]);
-    return m == RQ_INTR_ALL         ? intr + rqi_load_acquire(&v->held[RQI_CLS_PLAIN - 1]) != 0
-           : m == RQ_INTR_SELECTIVE ? intr != 0
-                                    : 0;
+    return (cls_interrupts(m, RQI_CLS_INTR) && rqi_load_acquire(&v->held[RQI_CLS_INTR - 1])) ||
+           (cls_interrupts(m, RQI_CLS_PLAIN) && rqi_load_acquire(&v->held[RQI_CLS_PLAIN - 1]));
 }
 
 void rqi_held_add(rq_ctx_t *ctx, unsigned cls)
@@ -201,8 +205,7 @@ void rqi_held_add(rq_ctx_t *ctx, unsigned cls)
     /* The progress thread reads the counts after taking its bell: ring it
      * unless it is the one holding the message (it looks before it runs
      * interrupts) or an earlier message already rang. */
-    if (was == 0 && v->on && !rqi_vni_on_progress &&
-        (v->intr_mode == RQ_INTR_ALL || (v->intr_mode == RQ_INTR_SELECTIVE && cls == RQI_CLS_INTR)))
+    if (was == 0 && v->on && !rqi_vni_on_progress && cls_interrupts((uint32_t)v->intr_mode, cls))
         bell_ring(v->area, RQI_BELL_INTR);
 }
 
@@ -233,7 +236,7 @@ static void *progress_main(void *arg)
     struct rqi_vni *v = &ctx->vni;
     rqi_vni_on_progress = 1;
     uint64_t heads[RQI_MAX_LANES], now[RQI_MAX_LANES], intr_marks[RQI_MAX_LANES];
-    int intr = 0, full = 0, buffering = 0, pdq = 0, net = 0, net_intr = 0;
+    int intr = 0, full = 0, buffering = 0, pdq = 0, net = 0;
     uint64_t deadline = 0, ob_next = 0, ob_backoff = OB_RETRY_MIN_NS;
     for (;;) {
         /* deadline UINT64_MAX: a claim backed off; RQI_BELL_RETRY resumes. */
@@ -270,7 +273,7 @@ static void *progress_main(void *arg)
         if (bits & RQI_BELL_NET)
             net = 1;
         while (net && claim(v, 0)) {
-            net_intr |= rqi_netwake_service(ctx);
+            rqi_netwake_service(ctx);
             net = 0;
             unclaim(v);
         }
@@ -328,8 +331,8 @@ static void *progress_main(void *arg)
          * claims again the same way. */
         if (held_owed(v))
             intr = 1;
-        while ((intr || net_intr) && claim(v, 1)) {
-            intr = net_intr = run_interrupt(ctx);
+        while (intr && claim(v, 1)) {
+            intr = run_interrupt(ctx);
             unclaim(v);
         }
     }

@@ -186,9 +186,9 @@ void rqi_vni_full(struct rq_ctx *ctx, int dst);
 int  rqi_netwake_start(struct rq_ctx *ctx);
 void rqi_netwake_stop(struct rq_ctx *ctx);
 /* Progress thread, owning the context: take the network's arrivals in and
- * keep the event fd armed while a sleeper needs it.  Returns whether an
- * arrival interrupts under the current mode. */
-int  rqi_netwake_service(struct rq_ctx *ctx);
+ * keep the event fd armed while a sleeper needs it.  Arrivals that
+ * interrupt are counted held (deliver.h): the interrupt step sees them. */
+void rqi_netwake_service(struct rq_ctx *ctx);
 
 /* Overflow control (overflow.c).  Read the thresholds: 0 or RQ_EINVAL. */
 int  rqi_overflow_init(struct rq_ctx *ctx);
