@@ -95,6 +95,7 @@ extern "C" {
 #define RQ_MAX_HANDLERS  256u  /* user handler ids: [0, RQ_MAX_HANDLERS) */
 #define RQ_MAX_QUEUES    64u   /* queue ids: [0, RQ_MAX_QUEUES); 0 = AM */
 #define RQ_AM_QUEUE      0u
+#define RQ_PEEK_MAX      64u   /* views one rq_peek_n may return */
 
 /* send flags */
 #define RQ_NONBLOCK   0x1u  /* not committable now -> RQ_EAGAIN, nothing sent */
@@ -278,6 +279,29 @@ RQ_API int rq_peek(rq_ctx_t *ctx, unsigned qid, rq_msg_t *view);
 /* rq_pop - remove the head of queue qid (the one rq_peek showed, or the
  * current head).  Returns 1 removed, 0 empty, RQ_EINVAL.  Non-blocking. */
 RQ_API int rq_pop(rq_ctx_t *ctx, unsigned qid);
+
+/* rq_peek_n - view a run of up to max packets at the head of open queue
+ * qid without removing them: the batched, zero-copy form of rq_peek for
+ * an inlined consumer loop (one call, then one rq_pop_n, per run instead
+ * of two calls per packet).  views[0] is the head, views[i+1] the packet
+ * after views[i] (the queue's FIFO order).  Returns how many views were
+ * filled (1..max; fewer than max when fewer are at hand now; a run never
+ * mixes packets still in the inbound ring with packets of the virtual
+ * buffer, so call again after rq_pop_n), 0 if the queue is empty, RQ_EINVAL
+ * (queue not open, views NULL, max 0 or > RQ_PEEK_MAX).  Each view stays
+ * valid until its packet is popped (rq_pop, rq_pop_n, rq_dequeue) or
+ * rq_finalize; viewing again returns the same packets first.  Ring space
+ * behind a held view is not reused: pop promptly.  Runs no handler.
+ * Non-blocking.  Thread safety: as every call on ctx. */
+RQ_API int rq_peek_n(rq_ctx_t *ctx, unsigned qid, rq_msg_t *views, unsigned max);
+
+/* rq_pop_n - remove the n packets at the head of queue qid (those the last
+ * rq_peek_n showed, in order; pop the first k <= n shown and the others
+ * stay at the head, still valid).  Beyond the packets viewed it removes
+ * unviewed ones, like n calls of rq_pop.  Returns how many were removed
+ * (less than n when the queue ran empty; 0 for n 0), RQ_EINVAL (queue not
+ * open, n > INT32_MAX).  Non-blocking. */
+RQ_API int rq_pop_n(rq_ctx_t *ctx, unsigned qid, unsigned n);
 
 /* rq_dequeue - copy the head's first nargs arguments and first nbytes of
  * payload into args/buf and remove it.  Returns 1 copied and removed, 0

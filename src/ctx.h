@@ -49,11 +49,20 @@ struct rqi_mail {
     char             data[];
 };
 
-/* A view of a packet still in the ring, handed out by rq_peek. */
-struct rqi_view {
-    struct rqi_pkt     *pkt; /* NULL: no view held */
+/* A packet of a named queue taken from the ring but not released: a view
+ * handed out by rq_peek / rq_peek_n. */
+struct rqi_held {
+    struct rqi_pkt     *pkt;
     struct rqi_ring_rx *rx;  /* its lane */
     uint64_t            pos;
+};
+
+/* The views of one queue that are still in the ring: h[first .. first+n),
+ * oldest first.  They are older than anything in the queue's buffer FIFO
+ * (packets are taken from the ring only while that FIFO is empty). */
+struct rqi_view {
+    unsigned        first, n;
+    struct rqi_held h[RQ_PEEK_MAX];
 };
 
 struct rq_ctx {

@@ -82,10 +82,29 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_enqueue(ctx, 2, 1, 1, a, 1, NULL, 0, 0), RQ_EINVAL);
     CHECK_EQ(rq_peek(ctx, 1, &v), RQ_EINVAL); /* not open yet */
     CHECK_EQ(rq_pop(ctx, 1), RQ_EINVAL);
+    CHECK_EQ(rq_peek_n(ctx, 1, &v, 1), RQ_EINVAL);
+    CHECK_EQ(rq_pop_n(ctx, 1, 1), RQ_EINVAL);
+    CHECK_EQ(rq_peek_n(NULL, 1, &v, 1), RQ_EINVAL);
+    CHECK_EQ(rq_pop_n(NULL, 1, 1), RQ_EINVAL);
     CHECK_EQ(rq_dequeue(ctx, 1, a, 1, NULL, 0), RQ_EINVAL);
     CHECK_EQ(rq_enqueue(ctx, 0, 1, 9, a, 2, "abcd", 4, 0), 0); /* kept until opened */
     CHECK_EQ(rq_queue_open(ctx, 1), 0);
     CHECK_EQ(rq_peek(ctx, 1, NULL), RQ_EINVAL);
+    {
+        rq_msg_t vs[RQ_PEEK_MAX + 1];
+        CHECK_EQ(rq_peek_n(ctx, 1, NULL, 1), RQ_EINVAL);
+        CHECK_EQ(rq_peek_n(ctx, 1, vs, 0), RQ_EINVAL);
+        CHECK_EQ(rq_peek_n(ctx, 1, vs, RQ_PEEK_MAX + 1), RQ_EINVAL);
+        CHECK_EQ(rq_peek_n(ctx, 0, vs, 1), RQ_EINVAL);          /* the AM queue */
+        CHECK_EQ(rq_peek_n(ctx, RQ_MAX_QUEUES, vs, 1), RQ_EINVAL);
+        CHECK_EQ(rq_pop_n(ctx, 1, 0x80000000u), RQ_EINVAL);
+        CHECK_EQ(rq_pop_n(ctx, 0, 1), RQ_EINVAL);
+        CHECK_EQ(rq_peek_n(ctx, 1, vs, RQ_PEEK_MAX), 1);        /* the one kept */
+        CHECK_EQ(vs[0].len, 4u);
+        CHECK_EQ(rq_pop_n(ctx, 1, 0), 0);                       /* nothing removed */
+        CHECK_EQ(rq_peek(ctx, 1, &v), 1);
+        CHECK(v.data == vs[0].data);                            /* same view */
+    }
     CHECK_EQ(rq_dequeue(ctx, 1, a, RQ_MAX_ARGS + 1, NULL, 0), RQ_EINVAL);
     CHECK_EQ(rq_dequeue(ctx, 1, NULL, 1, NULL, 0), RQ_EINVAL);
     CHECK_EQ(rq_dequeue(ctx, 1, a, 0, NULL, 4), RQ_EINVAL);

@@ -567,7 +567,7 @@ static void stop_threads(struct rq_pdq *q)
 static int attach(rq_ctx_t *ctx, struct rq_pdq *q)
 {
     unsigned qid = q->qid;
-    if (ctx->pdq[qid] != NULL || ctx->open[qid] || ctx->view[qid].pkt != NULL)
+    if (ctx->pdq[qid] != NULL || ctx->open[qid] || ctx->view[qid].n != 0)
         return RQ_EINVAL;
     struct rqi_vrec *v;
     while ((v = rqi_vfifo_head(&ctx->fifo[qid])) != NULL) {
