@@ -1,0 +1,85 @@
+/* app.c - shared helpers of the applications (see app.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "app.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double rqa_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *rqa_take_opt(int *argc, char **argv, const char *name)
+{
+    size_t nl = strlen(name);
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, nl) != 0)
+            continue;
+        const char *v = NULL;
+        int used = 0;
+        if (a[2 + nl] == '=') {
+            v = a + 3 + nl;
+            used = 1;
+        } else if (a[2 + nl] == '\0' && i + 1 < *argc) {
+            v = argv[i + 1];
+            used = 2;
+        } else {
+            continue;
+        }
+        memmove(&argv[i], &argv[i + used], (size_t)(*argc - i - used + 1) * sizeof *argv);
+        *argc -= used;
+        return v;
+    }
+    return NULL;
+}
+
+int rqa_variant(int *argc, char **argv, const char *const *names, int n, const char *def)
+{
+    const char *v = rqa_take_opt(argc, argv, "variant");
+    if (v == NULL)
+        v = getenv("RQAPP_VARIANT");
+    if (v == NULL || *v == '\0')
+        v = def;
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i;
+    fprintf(stderr, "%s: unknown variant '%s'; one of:", argv[0], v);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, " %s", names[i]);
+    fprintf(stderr, "\n");
+    return -1;
+}
+
+int rqa_parse_u64(const char *s, uint64_t *out)
+{
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end != '\0' || errno == ERANGE)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double rqa_median(double *v, int n)
+{
+    if (n <= 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}

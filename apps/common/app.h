@@ -1,0 +1,31 @@
+/* app.h - what every librq application shares: a clock, options that
+ * leave a program's positional arguments alone, and the one-line error
+ * exit.  Applications include only the public <rq.h> (and MPI for their
+ * MPI versions); nothing here knows librq's internals. */
+#ifndef RQAPP_APP_H
+#define RQAPP_APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Monotonic wall clock in seconds. */
+double rqa_now(void);
+
+/* Remove option --name=VALUE or --name VALUE from argv (anywhere) and
+ * return VALUE, or NULL when absent.  *argc shrinks accordingly, so the
+ * positional arguments keep their public meaning (PRK, HPCC). */
+const char *rqa_take_opt(int *argc, char **argv, const char *name);
+
+/* The variant of a program: --variant NAME, else the environment variable
+ * RQAPP_VARIANT, else def.  Returns its index in names[0..n), or -1 after
+ * printing the valid names to stderr. */
+int rqa_variant(int *argc, char **argv, const char *const *names, int n, const char *def);
+
+/* Parse a whole non-negative decimal number (no sign, no blanks, no
+ * trailing text) into *out.  0 or -1. */
+int rqa_parse_u64(const char *s, uint64_t *out);
+
+/* Median of n doubles (sorts v). */
+double rqa_median(double *v, int n);
+
+#endif
