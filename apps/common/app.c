@@ -40,9 +40,10 @@ const char *rqa_take_opt(int *argc, char **argv, const char *name)
     return NULL;
 }
 
-int rqa_variant(int *argc, char **argv, const char *const *names, int n, const char *def)
+int rqa_variant(int *argc, char **argv, const char *opt, const char *const *names, int n,
+                const char *def)
 {
-    const char *v = rqa_take_opt(argc, argv, "variant");
+    const char *v = rqa_take_opt(argc, argv, opt);
     if (v == NULL)
         v = getenv("RQAPP_VARIANT");
     if (v == NULL || *v == '\0')

@@ -16,10 +16,12 @@ double rqa_now(void);
  * positional arguments keep their public meaning (PRK, HPCC). */
 const char *rqa_take_opt(int *argc, char **argv, const char *name);
 
-/* The variant of a program: --variant NAME, else the environment variable
+/* The variant of a program: option --OPT NAME (opt: "variant", or the
+ * program's own word such as "mode"), else the environment variable
  * RQAPP_VARIANT, else def.  Returns its index in names[0..n), or -1 after
  * printing the valid names to stderr. */
-int rqa_variant(int *argc, char **argv, const char *const *names, int n, const char *def);
+int rqa_variant(int *argc, char **argv, const char *opt, const char *const *names, int n,
+                const char *def);
 
 /* Parse a whole non-negative decimal number (no sign, no blanks, no
  * trailing text) into *out.  0 or -1. */

@@ -191,7 +191,7 @@ int main(int argc, char **argv)
     G.me = rq_rank(G.ctx);
     G.np = rq_size(G.ctx);
     char err[200];
-    G.variant = rqa_variant(&argc, argv, variant_names, NVARIANTS, "rq");
+    G.variant = rqa_variant(&argc, argv, "variant", variant_names, NVARIANTS, "rq");
     const char *msg_opt = rqa_take_opt(&argc, argv, "msg");
     const char *cr_opt = rqa_take_opt(&argc, argv, "credits");
     uint64_t msg_bytes = 4096, credits = 16;

@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     int me, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    int variant = rqa_variant(&argc, argv, variant_names, NVARIANTS, "isend");
+    int variant = rqa_variant(&argc, argv, "variant", variant_names, NVARIANTS, "isend");
     struct tp_args a;
     char err[200];
     if (variant < 0 || tp_parse(argc, argv, np, &a, err, sizeof err) != 0) {
