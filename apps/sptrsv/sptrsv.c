@@ -119,10 +119,14 @@ static int solve(void)
     return rc != 0 ? rc : __atomic_load_n(&G.bad, __ATOMIC_RELAXED) != 0 ? RQ_EINVAL : 0;
 }
 
+/* Every rank fails the same way (same input); rank 0 says why.  Output is
+ * flushed before the exit: rqrun stops the job at the first non-zero
+ * exit, which may be another rank's. */
 static int fail(const char *msg)
 {
     if (G.me == 0)
         fprintf(stderr, "sptrsv: %s\n", msg);
+    fflush(stdout);
     rq_finalize(G.ctx);
     return 1;
 }
@@ -240,6 +244,7 @@ int main(int argc, char **argv)
     free(ref);
     free(times);
     free(recv);
+    fflush(stdout); /* before any rank's exit status can stop the job */
     if (rq_finalize(G.ctx) != 0)
         ok = 0;
     return ok ? 0 : 1;

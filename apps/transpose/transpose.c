@@ -174,10 +174,14 @@ static int iterate_direct(void)
     return rc;
 }
 
+/* Every rank fails the same way (same input); rank 0 says why.  Output is
+ * flushed before the exit: rqrun stops the job at the first non-zero
+ * exit, which may be another rank's. */
 static int fail(const char *msg)
 {
     if (G.me == 0)
         printf("%s\n", msg);
+    fflush(stdout);
     rq_finalize(G.ctx);
     return 1;
 }
@@ -307,6 +311,7 @@ int main(int argc, char **argv)
         free(G.A);
     free(G.B);
     free(G.T);
+    fflush(stdout); /* before any rank's exit status can stop the job */
     if (rq_finalize(G.ctx) != 0)
         bad = 1;
     return bad;
