@@ -1,0 +1,156 @@
+#!/bin/sh
+# apps/run.sh - run every application, every variant and its MPI peer in
+# one invocation, at 1, 2, 4 and 8 ranks on this node (counts above the
+# cores marked '*': oversubscribed) and across two simulated nodes
+# (tests/two_nodes.sh: UCX between the halves), then print one table per
+# application: time, speedup over 1 rank, and librq / MPI.
+#
+#   apps/run.sh [--quick] [--out DIR]
+#
+# --quick: small inputs, under a minute.  DIR (default apps-results)
+# receives apps.csv, apps.json (jq) and one SVG per application (gnuplot),
+# like rqbench's outputs.  Binaries: $RQAPP_BIN (default: next to this
+# script when installed, else build/apps); rqrun from $RQRUN or PATH.
+set -u
+quick=0 out=apps-results
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) quick=1 ;;
+    --out) out=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--out DIR]" >&2; exit 2 ;;
+    esac
+    shift
+done
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -n "${RQAPP_BIN:-}" ]; then bin=$RQAPP_BIN
+elif [ -f "$here/transpose" ] && [ -x "$here/transpose" ]; then bin=$here
+else bin=$here/../build/apps; fi
+rqrun=${RQRUN:-$(command -v rqrun || echo "$bin/../rqrun")}
+two_nodes=$here/../tests/two_nodes.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cores=$(nproc)
+mkdir -p "$out"
+csv=$out/apps.csv
+echo "app,impl,variant,where,ranks,oversubscribed,time_s,rate" > "$csv"
+
+if [ $quick = 1 ]; then
+    tp_args="5 1024 32" sp_args="--levels --block 8 --reps 11 pwr10"
+else
+    tp_args="10 4096 32" sp_args="--levels --block 8 --reps 51 pwr10"
+fi
+# The direct variant keeps A in the segment (order * order / ranks doubles).
+export RQ_SEGMENT_SIZE=$((256 << 20))
+
+row() { # app impl variant where ranks time rate
+    o=no; [ "$5" -gt "$cores" ] && o=yes
+    echo "$1,$2,$3,$4,$5,$o,$6,$7" >> "$csv"
+}
+run_tp() { # impl variant where ranks cmd...
+    impl=$1 v=$2 w=$3 n=$4; shift 4
+    r=$("$@" 2>&1) || { echo "run.sh: transpose $impl $v $n ranks ($w) failed:" >&2; echo "$r" | tail -3 >&2; return; }
+    set -- $(echo "$r" | awk '/^Rate \(MB\/s\)/ {print $7, $3}')
+    row transpose "$impl" "$v" "$w" "$n" "$1" "$2"
+    id=$(echo "$r" | awk '/^Ideal rate/ {print $8, $4}')
+    [ -n "$id" ] && [ "$v" = rq ] && row transpose ideal "local work alone" "$w" "$n" $id
+}
+run_sp() { # impl variant where ranks cmd...
+    impl=$1 v=$2 w=$3 n=$4; shift 4
+    r=$("$@" 2>&1) || { echo "run.sh: sptrsv $impl $v $n ranks ($w) failed:" >&2; echo "$r" | tail -3 >&2; return; }
+    t=$(echo "$r" | sed -n 's/.*time_s=\([0-9.e+-]*\).*/\1/p')
+    row sptrsv "$impl" "$v" "$w" "$n" "$t" ""
+}
+
+for n in 1 2 4 8; do
+    echo "run.sh: $n ranks" >&2
+    for v in am rq rq-bw rq-alt rq-credit direct; do
+        run_tp librq $v node $n "$rqrun" -n $n "$bin/transpose" --variant $v $tp_args
+    done
+    for m in intr poll inlined; do
+        run_sp librq $m node $n "$rqrun" -n $n "$bin/sptrsv" --mode $m $sp_args
+    done
+    if [ -x "$bin/transpose-mpi" ]; then
+        for v in alltoall isend; do
+            run_tp mpi $v node $n mpirun -n $n --oversubscribe "$bin/transpose-mpi" --variant $v $tp_args
+        done
+        run_sp mpi isend node $n mpirun -n $n --oversubscribe "$bin/sptrsv-mpi" $sp_args
+    fi
+done
+if [ -x "$two_nodes" ] && command -v mpirun >/dev/null; then
+    echo "run.sh: two simulated nodes" >&2
+    for n in 2 4; do
+        for v in am rq rq-alt direct; do
+            UCX_TLS=tcp run_tp librq $v two-nodes $n mpirun -n $n --oversubscribe "$two_nodes" "$bin/transpose" --variant $v $tp_args
+        done
+        for m in poll inlined; do
+            UCX_TLS=tcp run_sp librq $m two-nodes $n mpirun -n $n --oversubscribe "$two_nodes" "$bin/sptrsv" --mode $m $sp_args
+        done
+    done
+fi
+
+# Tables: per application and placement, every variant's time and speedup
+# over its own 1-rank time; then the best librq over the best MPI.
+awk -F, -v cores="$cores" '
+NR == 1 { next }
+{ key = $1 SUBSEP $4; apps[key] = 1; v = $2 "/" $3; vars[key, v] = 1; t[key, v, $5] = $7
+  ranks[$5] = 1
+  if ($2 == "librq" && (best_l[key, $5] == "" || $7 < best_l[key, $5])) best_l[key, $5] = $7
+  if ($2 == "mpi" && (best_m[key, $5] == "" || $7 < best_m[key, $5])) best_m[key, $5] = $7 }
+END {
+  n = split("1 2 4 8", R, " ")
+  for (key in apps) {
+    split(key, k, SUBSEP)
+    printf "\n%s (%s): time in seconds (%s), speedup over 1 rank in ()\n", k[1], k[2],
+           k[1] == "transpose" ? "per iteration" : "per solve"
+    printf "  %-28s", "impl/variant"
+    for (i = 1; i <= n; i++) printf " %18s", R[i] (R[i] > cores ? "*" : "")
+    printf "\n"
+    for (kv in vars) {
+      split(kv, q, SUBSEP); if (q[1] SUBSEP q[2] != key) continue
+      printf "  %-28s", q[3]
+      for (i = 1; i <= n; i++) {
+        x = t[key, q[3], R[i]]; b = t[key, q[3], 1]
+        if (x == "") printf " %18s", "-"
+        else if (b != "" && x > 0) printf " %9.6f (%5.2f)", x, b / x
+        else printf " %9.6f        ", x
+      }
+      printf "\n"
+    }
+    printf "  %-28s", "librq best / MPI best (x)"
+    for (i = 1; i <= n; i++) {
+      l = best_l[key, R[i]]; m = best_m[key, R[i]]
+      if (l == "" || m == "" || l <= 0) printf " %18s", "-"; else printf " %18.2f", m / l
+    }
+    printf "\n"
+  }
+  printf "\n* more ranks than the %d cores: oversubscribed\n", cores
+}' "$csv"
+
+if command -v jq >/dev/null; then
+    jq -R -s 'split("\n") | map(select(length > 0) | split(",")) | .[0] as $h | .[1:] |
+              map([$h, .] | transpose | map({(.[0]): .[1]}) | add)' "$csv" > "$out/apps.json"
+fi
+if command -v gnuplot >/dev/null; then
+    for app in transpose sptrsv; do
+        dat=$out/$app.dat
+        : > "$dat"
+        awk -F, -v a=$app 'NR > 1 && $1 == a && $4 == "node" {print $2 "/" $3 "," $5 "," $7}' "$csv" |
+            sort -t, -k1,1 -k2,2n > "$dat.tmp"
+        awk -F, 'BEGIN {p = ""} { if ($1 != p) { if (p != "") print "\n"; print "# " $1; p = $1 } print $2, $3 }' "$dat.tmp" > "$dat"
+        rm -f "$dat.tmp"
+        names=$(grep '^# ' "$dat" | sed 's/^# //' | tr '\n' ' ')
+        {
+            echo "set terminal svg size 800,500; set output '$out/$app.svg'"
+            echo "set title '$app on one node: time against ranks (lower is better)'"
+            echo "set xlabel 'ranks'; set ylabel 'seconds'; set logscale y; set key outside right"
+            printf "plot "
+            i=0
+            for nm in $names; do
+                [ $i -gt 0 ] && printf ", "
+                printf "'%s' index %d using 1:2 with linespoints title '%s'" "$dat" $i "$nm"
+                i=$((i + 1))
+            done
+            echo
+        } | gnuplot 2>/dev/null || echo "run.sh: gnuplot failed for $app" >&2
+    done
+fi
+echo "run.sh: $csv, $out/apps.json, $out/*.svg" >&2
