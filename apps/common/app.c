@@ -40,6 +40,17 @@ const char *rqa_take_opt(int *argc, char **argv, const char *name)
     return NULL;
 }
 
+int rqa_take_flag(int *argc, char **argv, const char *name)
+{
+    for (int i = 1; i < *argc; i++)
+        if (strncmp(argv[i], "--", 2) == 0 && strcmp(argv[i] + 2, name) == 0) {
+            memmove(&argv[i], &argv[i + 1], (size_t)(*argc - i) * sizeof *argv);
+            (*argc)--;
+            return 1;
+        }
+    return 0;
+}
+
 int rqa_variant(int *argc, char **argv, const char *opt, const char *const *names, int n,
                 const char *def)
 {

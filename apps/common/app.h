@@ -16,6 +16,9 @@ double rqa_now(void);
  * positional arguments keep their public meaning (PRK, HPCC). */
 const char *rqa_take_opt(int *argc, char **argv, const char *name);
 
+/* Remove flag --name from argv (anywhere); 1 if it was there, else 0. */
+int rqa_take_flag(int *argc, char **argv, const char *name);
+
 /* The variant of a program: option --OPT NAME (opt: "variant", or the
  * program's own word such as "mode"), else the environment variable
  * RQAPP_VARIANT, else def.  Returns its index in names[0..n), or -1 after

@@ -22,7 +22,7 @@
 #include <rq.h>
 
 #include "app.h"
-#include "matrix.h"
+#include "input.h"
 #include "solver.h"
 
 enum { M_INTR, M_POLL, M_INLINED, NMODES };
@@ -140,46 +140,19 @@ int main(int argc, char **argv)
     G.me = rq_rank(G.ctx);
     G.np = rq_size(G.ctx);
     G.mode = rqa_variant(&argc, argv, "mode", mode_names, NMODES, "poll");
-    const char *bs_opt = rqa_take_opt(&argc, argv, "block");
-    const char *reps_opt = rqa_take_opt(&argc, argv, "reps");
-    int levels = 0;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--levels") == 0) {
-            levels = 1;
-            memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof *argv);
-            argc--;
-            break;
-        }
-    uint64_t bs = 8, reps = 5;
     if (G.mode < 0)
         return fail("unknown mode");
-    if ((bs_opt != NULL && (rqa_parse_u64(bs_opt, &bs) != 0 || bs < 1 || bs > (1u << 26))) ||
-        (reps_opt != NULL && (rqa_parse_u64(reps_opt, &reps) != 0 || reps < 1 || reps > 10000)))
-        return fail("--block must be in 1..2^26, --reps in 1..10000");
-    if (argc != 2)
-        return fail("usage: sptrsv [--mode intr|poll|inlined] [--block BS] [--levels] "
-                    "[--reps R] MATRIX (a .mtx file, grid2d:K, grid3d:K, power:ROWS:EDGES, "
-                    "pwr05, pwr06, pwr10)");
-    struct sp_csr L;
-    char note[256], err[256];
-    if (sp_load(argv[1], &L, note, sizeof note, err, sizeof err) != 0)
+    struct sp_input in;
+    char err[256];
+    if (sp_input_setup(&in, &argc, argv,
+                       "usage: sptrsv [--mode intr|poll|inlined] [--block BS] [--levels] "
+                       "[--reps R] MATRIX (a .mtx file, grid2d:K, grid3d:K, power:ROWS:EDGES, "
+                       "pwr05, pwr06, pwr10)",
+                       err, sizeof err) != 0)
         return fail(err);
-    if (levels && sp_permute_levels(&L) != 0)
+    const uint64_t reps = in.reps;
+    if (sp_solver_init(&G.s, &in.L, in.b, G.me, G.np, (int)in.bs) != 0)
         return fail("out of memory");
-    double *b = malloc((size_t)L.n * sizeof *b), *ref = malloc((size_t)L.n * sizeof *ref);
-    if (b == NULL || ref == NULL || sp_solver_init(&G.s, &L, b, G.me, G.np, (int)bs) != 0)
-        return fail("out of memory");
-    sp_rhs_ones(&L, b);
-
-    /* The optimized serial code, same run: the speedup's reference. */
-    double ts[16];
-    int nts = reps < 16 ? (int)reps : 16;
-    for (int r = 0; r < nts; r++) {
-        double t = rqa_now();
-        sp_serial_solve(&L, b, ref);
-        ts[r] = rqa_now() - t;
-    }
-    double t_serial = rqa_median(ts, nts);
 
     rq_handler_register(G.ctx, H_VALUE, on_value, NULL, 0);
     rq_queue_open(G.ctx, QID);
@@ -213,35 +186,25 @@ int main(int argc, char **argv)
     if (G.mode == M_INTR)
         rq_interrupts(G.ctx, RQ_INTR_OFF);
     rq_barrier(G.ctx);
-    double maxref, e = sp_rel_error(&G.s, ref, &maxref), emax, mref;
+    double maxref, e = sp_rel_error(&G.s, in.ref, &maxref), emax, mref;
     rq_allreduce(G.ctx, &e, &emax, 1, RQ_DOUBLE, RQ_MAX);
     rq_allreduce(G.ctx, &maxref, &mref, 1, RQ_DOUBLE, RQ_MAX);
     uint64_t msgs[2] = {G.s.sends, G.bad}, tot[2];
     rq_allreduce(G.ctx, msgs, tot, 2, RQ_UINT64, RQ_SUM);
-    const double rel = emax / (mref > 0 ? mref : 1), bound = 1e-10;
-    int ok = rc == 0 && tot[1] == 0 && rel <= bound;
+    const double rel = emax / (mref > 0 ? mref : 1);
+    int ok = rc == 0 && tot[1] == 0 && rel <= SP_REL_BOUND;
     if (G.me == 0) {
-        double t = rqa_median(times, (int)reps), f = rqa_median(recv, (int)reps);
-        printf("sptrsv: %s\n", note);
-        printf("sptrsv: rows %d, nonzeros %lld, level sets %d%s, block %llu\n", L.n,
-               (long long)L.nnz, sp_levels(&L), levels ? " (rows ordered by level)" : "",
-               (unsigned long long)bs);
-        printf("sptrsv: librq mode=%s ranks=%d time_s=%.9f serial_s=%.9f speedup=%.3f "
-               "msgs_per_rank=%.1f recv_fraction=%.3f rel_error=%.3e\n",
-               mode_names[G.mode], G.np, t, t_serial, t > 0 ? t_serial / t : 0,
-               (double)tot[0] / G.np, f, rel);
         if (rc != 0)
             printf("ERROR: communication failed: %s\n", rq_strerror(rc));
         if (tot[1] != 0)
             printf("ERROR: %llu malformed messages\n", (unsigned long long)tot[1]);
-        printf(ok ? "Solution validates (relative error %.3e <= %.0e)\n"
-                  : "ERROR: relative error %.3e exceeds %.0e\n",
-               rel, bound);
+        char what[64];
+        snprintf(what, sizeof what, "librq mode=%s", mode_names[G.mode]);
+        sp_report(&in, what, G.np, rqa_median(times, (int)reps), rqa_median(recv, (int)reps),
+                  (double)tot[0] / G.np, rel, ok);
     }
     sp_solver_free(&G.s);
-    sp_free(&L);
-    free(b);
-    free(ref);
+    sp_input_free(&in);
     free(times);
     free(recv);
     fflush(stdout); /* before any rank's exit status can stop the job */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "app.h"
-#include "matrix.h"
+#include "input.h"
 #include "solver.h"
 
 enum { WINDOW = 64 };
@@ -79,49 +79,22 @@ int main(int argc, char **argv)
     int me, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *bs_opt = rqa_take_opt(&argc, argv, "block");
-    const char *reps_opt = rqa_take_opt(&argc, argv, "reps");
-    int levels = 0;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--levels") == 0) {
-            levels = 1;
-            memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof *argv);
-            argc--;
-            break;
-        }
-    uint64_t bs = 8, reps = 5;
-    struct sp_csr L;
-    char note[256], err[256] = "";
-    if ((bs_opt != NULL && (rqa_parse_u64(bs_opt, &bs) != 0 || bs < 1 || bs > (1u << 26))) ||
-        (reps_opt != NULL && (rqa_parse_u64(reps_opt, &reps) != 0 || reps < 1 || reps > 10000)))
-        snprintf(err, sizeof err, "--block must be in 1..2^26, --reps in 1..10000");
-    else if (argc != 2)
-        snprintf(err, sizeof err, "usage: sptrsv-mpi [--block BS] [--levels] [--reps R] MATRIX");
-    else if (sp_load(argv[1], &L, note, sizeof note, err, sizeof err) != 0)
-        ;
-    else if (levels && sp_permute_levels(&L) != 0)
-        snprintf(err, sizeof err, "out of memory");
-    if (err[0] != '\0') {
+    struct sp_input in;
+    char err[256];
+    if (sp_input_setup(&in, &argc, argv,
+                       "usage: sptrsv-mpi [--block BS] [--levels] [--reps R] MATRIX", err,
+                       sizeof err) != 0) {
         if (me == 0)
             fprintf(stderr, "sptrsv-mpi: %s\n", err);
         MPI_Finalize();
         return 1;
     }
-    double *b = malloc((size_t)L.n * sizeof *b), *ref = malloc((size_t)L.n * sizeof *ref);
+    const uint64_t reps = in.reps;
     struct sp_solver s;
-    if (b == NULL || ref == NULL || sp_solver_init(&s, &L, b, me, np, (int)bs) != 0) {
+    if (sp_solver_init(&s, &in.L, in.b, me, np, (int)in.bs) != 0) {
         fprintf(stderr, "sptrsv-mpi: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    sp_rhs_ones(&L, b);
-    double ts[16];
-    int nts = reps < 16 ? (int)reps : 16;
-    for (int r = 0; r < nts; r++) {
-        double t = rqa_now();
-        sp_serial_solve(&L, b, ref);
-        ts[r] = rqa_now() - t;
-    }
-    double t_serial = rqa_median(ts, nts);
     struct value *sbuf = malloc((s.sends ? s.sends : 1) * sizeof *sbuf);
     MPI_Request *sreq = malloc((s.sends ? s.sends : 1) * sizeof *sreq);
     double *times = malloc(reps * sizeof *times), *recv = malloc(reps * sizeof *recv);
@@ -142,32 +115,21 @@ int main(int argc, char **argv)
         recv[r] /= np;
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     }
-    double maxref, e = sp_rel_error(&s, ref, &maxref), emax, mref;
+    double maxref, e = sp_rel_error(&s, in.ref, &maxref), emax, mref;
     MPI_Allreduce(&e, &emax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&maxref, &mref, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     unsigned long long sends = s.sends, tot;
     MPI_Allreduce(&sends, &tot, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    const double rel = emax / (mref > 0 ? mref : 1), bound = 1e-10;
-    int ok = !bad && rel <= bound;
+    const double rel = emax / (mref > 0 ? mref : 1);
+    int ok = !bad && rel <= SP_REL_BOUND;
     if (me == 0) {
-        double t = rqa_median(times, (int)reps), f = rqa_median(recv, (int)reps);
-        printf("sptrsv: %s\n", note);
-        printf("sptrsv: rows %d, nonzeros %lld, level sets %d%s, block %llu\n", L.n,
-               (long long)L.nnz, sp_levels(&L), levels ? " (rows ordered by level)" : "",
-               (unsigned long long)bs);
-        printf("sptrsv: mpi mode=isend ranks=%d time_s=%.9f serial_s=%.9f speedup=%.3f "
-               "msgs_per_rank=%.1f recv_fraction=%.3f rel_error=%.3e\n",
-               np, t, t_serial, t > 0 ? t_serial / t : 0, (double)tot / np, f, rel);
         if (bad)
             printf("ERROR: malformed messages\n");
-        printf(ok ? "Solution validates (relative error %.3e <= %.0e)\n"
-                  : "ERROR: relative error %.3e exceeds %.0e\n",
-               rel, bound);
+        sp_report(&in, "mpi mode=isend", np, rqa_median(times, (int)reps),
+                  rqa_median(recv, (int)reps), (double)tot / np, rel, ok);
     }
     sp_solver_free(&s);
-    sp_free(&L);
-    free(b);
-    free(ref);
+    sp_input_free(&in);
     free(sbuf);
     free(sreq);
     free(times);
