@@ -243,7 +243,14 @@ RQ_API int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint6
  * first, then the inbound ring in place), at most RQ_POLL_BATCH per call.
  * Packets for named queues met on the way are moved to their queue's
  * buffer.  Returns the number of handlers run (0 when nothing arrived, and
- * always 0 when called from a handler), RQ_EINVAL.  Non-blocking. */
+ * always 0 when called from a handler), RQ_EINVAL.  Non-blocking.
+ * Oversubscription: rq_poll, rq_peek, rq_peek_n and rq_dequeue count the
+ * calls in a row that found nothing (returned 0; any other return resets
+ * the count).  With RQ_YIELD_IDLE on (by default only when this node runs
+ * more ranks than it has CPUs), each such call past the first
+ * RQ_SPIN_COUNT also yields the CPU (sched_yield, after releasing the
+ * context) before it returns, so a loop spinning on them lets a
+ * descheduled peer run; counted in rq_stats().idle_yields. */
 RQ_API int rq_poll(rq_ctx_t *ctx);
 
 /* rq_wait_until - poll until *word >= at_least (a word normally written by
@@ -273,7 +280,8 @@ RQ_API int rq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const 
  * memory, valid until rq_pop(qid) or rq_finalize), 0 if the queue is
  * empty, RQ_EINVAL (queue not open, view NULL).  While a view of a packet
  * still in the inbound ring is held, ring space behind it is not reused:
- * pop promptly.  Runs no handler.  Non-blocking. */
+ * pop promptly.  Runs no handler.  Non-blocking (may yield the CPU when
+ * idle: RQ_YIELD_IDLE, see rq_poll). */
 RQ_API int rq_peek(rq_ctx_t *ctx, unsigned qid, rq_msg_t *view);
 
 /* rq_pop - remove the head of queue qid (the one rq_peek showed, or the
@@ -292,7 +300,8 @@ RQ_API int rq_pop(rq_ctx_t *ctx, unsigned qid);
  * valid until its packet is popped (rq_pop, rq_pop_n, rq_dequeue) or
  * rq_finalize; viewing again returns the same packets first.  Ring space
  * behind a held view is not reused: pop promptly.  Runs no handler.
- * Non-blocking.  Thread safety: as every call on ctx. */
+ * Non-blocking (may yield the CPU when idle: RQ_YIELD_IDLE, see rq_poll).
+ * Thread safety: as every call on ctx. */
 RQ_API int rq_peek_n(rq_ctx_t *ctx, unsigned qid, rq_msg_t *views, unsigned max);
 
 /* rq_pop_n - remove the n packets at the head of queue qid (those the last
@@ -306,7 +315,8 @@ RQ_API int rq_pop_n(rq_ctx_t *ctx, unsigned qid, unsigned n);
 /* rq_dequeue - copy the head's first nargs arguments and first nbytes of
  * payload into args/buf and remove it.  Returns 1 copied and removed, 0
  * empty, RQ_ERANGE if the head has fewer than nargs arguments or fewer
- * than nbytes of payload (the head stays), RQ_EINVAL.  Non-blocking. */
+ * than nbytes of payload (the head stays), RQ_EINVAL.  Non-blocking (may
+ * yield the CPU when idle: RQ_YIELD_IDLE, see rq_poll). */
 RQ_API int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void *buf,
                size_t nbytes);
 
@@ -524,6 +534,7 @@ typedef struct rq_stats {
     uint64_t parked;                /* sends parked in the outbox (see below) */
     uint64_t interrupts;            /* interrupt deliveries by the progress thread */
     uint64_t revocations;           /* atomicity-timer expiries that buffered packets */
+    uint64_t idle_yields;           /* receive calls that gave the CPU away (RQ_YIELD_IDLE) */
 } rq_stats_t;
 
 /* rq_stats - this rank's counters since rq_init.  direct: delivered in
@@ -535,7 +546,10 @@ typedef struct rq_stats {
  * parked in its outbox instead of waiting; overflow_stops: times this rank
  * raised the job's overflow STOP; interrupts: handler runs by the progress
  * thread; revocations: atomicity-timer expiries that buffered packets
- * (docs/delivery.md).
+ * (docs/delivery.md); idle_yields: rq_poll, rq_peek, rq_peek_n and
+ * rq_dequeue calls that yielded the CPU because RQ_SPIN_COUNT calls in a
+ * row before them had found nothing (RQ_YIELD_IDLE, on by default only
+ * when the node runs more ranks than it has CPUs).
  * Returns 0, RQ_EINVAL.  Non-blocking. */
 RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 

@@ -4,6 +4,7 @@
 #ifndef RQI_CTX_H
 #define RQI_CTX_H
 
+#include <sched.h>
 #include <stdint.h>
 
 #include "rq.h"
@@ -132,6 +133,12 @@ struct rq_ctx {
     struct rq_pdq     *pdq[RQ_MAX_QUEUES];
     _Atomic uint64_t   pdq_rejected; /* PDQ messages with no handler */
 
+    /* Oversubscription (RQ_YIELD_IDLE): receive calls in a row that found
+     * nothing; past RQ_SPIN_COUNT of them each one yields the CPU, so a
+     * rank spinning in its own receive loop lets a descheduled peer run. */
+    int                yield_idle;
+    unsigned           idle_calls;
+
     rq_stats_t         stats;
 };
 
@@ -175,6 +182,37 @@ static RQI_ALWAYS_INLINE void rqi_ctx_leave(rq_ctx_t *ctx, int locked)
         int rqi_rc_ = (call);                           \
         rqi_ctx_leave((ctx), rqi_l_);                   \
         return rqi_rc_;                                 \
+    } while (0)
+
+/* After a non-blocking receive call (rq_poll, rq_peek, rq_peek_n,
+ * rq_dequeue) returned rc: count it as idle or not, and say whether the
+ * caller should yield the CPU once the context is released. */
+static RQI_ALWAYS_INLINE int rqi_idle_account(rq_ctx_t *ctx, int rc)
+{
+    if (RQI_LIKELY(!ctx->yield_idle))
+        return 0;
+    if (rc != 0) {
+        ctx->idle_calls = 0;
+        return 0;
+    }
+    if (++ctx->idle_calls <= ctx->cfg.v[RQI_CFG_SPIN_COUNT] || rqi_in_handler(ctx))
+        return 0;
+    ctx->stats.idle_yields++;
+    return 1;
+}
+
+/* RQI_GUARDED for a non-blocking receive call: the yield (if any) comes
+ * after the context is released, so the progress thread and the other
+ * threads can use it meanwhile. */
+#define RQI_GUARDED_RECV(ctx, call)                       \
+    do {                                                  \
+        int rqi_l_ = rqi_ctx_enter(ctx);                  \
+        int rqi_rc_ = (call);                             \
+        int rqi_y_ = rqi_idle_account((ctx), rqi_rc_);    \
+        rqi_ctx_leave((ctx), rqi_l_);                     \
+        if (RQI_UNLIKELY(rqi_y_))                         \
+            sched_yield();                                \
+        return rqi_rc_;                                   \
     } while (0)
 
 #endif

@@ -62,6 +62,23 @@ static int attach_all(rq_ctx_t *ctx)
     return 0;
 }
 
+/* RQ_YIELD_IDLE: auto yields when this node runs more ranks than it has
+ * CPUs online (then a rank spinning on an empty receive holds a CPU that
+ * a peer with work needs, as MPI's yield-when-idle under oversubscription). */
+static int yield_idle_wanted(const rq_ctx_t *ctx)
+{
+    switch (ctx->cfg.v[RQI_CFG_YIELD_IDLE]) {
+    case RQI_YIELD_ALWAYS:
+        return 1;
+    case RQI_YIELD_NEVER:
+        return 0;
+    default: {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        return cpus > 0 && (long)ctx->shm.hdr->nlocal > cpus;
+    }
+    }
+}
+
 static void ctx_free(rq_ctx_t *ctx)
 {
     rqi_vni_fini(ctx);
@@ -199,6 +216,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     }
     if (ctx->cfg.v[RQI_CFG_THREAD_SAFE])
         rqi_store_relaxed(&ctx->mt.on, 1u);
+    ctx->yield_idle = yield_idle_wanted(ctx);
     atomic_store(&live_ctx, ctx);
     *out = ctx;
     return 0;

@@ -60,6 +60,18 @@ int main(void)
     rqi_config_format(&rqi_cfg_vars[RQI_CFG_GAS_STRATEGY], RQI_GAS_NP, buf, sizeof buf);
     CHECK(strcmp(buf, "np") == 0);
     unsetenv("RQ_GAS_STRATEGY");
+    /* RQ_YIELD_IDLE: auto by default, its three names, nothing else. */
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 &&
+          cfg.v[RQI_CFG_YIELD_IDLE] == RQI_YIELD_AUTO);
+    setenv("RQ_YIELD_IDLE", "always", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 &&
+          cfg.v[RQI_CFG_YIELD_IDLE] == RQI_YIELD_ALWAYS);
+    setenv("RQ_YIELD_IDLE", "never", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 &&
+          cfg.v[RQI_CFG_YIELD_IDLE] == RQI_YIELD_NEVER);
+    setenv("RQ_YIELD_IDLE", "sometimes", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "RQ_YIELD_IDLE"));
+    unsetenv("RQ_YIELD_IDLE");
     printf("unit_config: ok\n");
     return 0;
 }

@@ -369,7 +369,7 @@ int rq_poll(rq_ctx_t *ctx)
 {
     if (RQI_UNLIKELY(ctx == NULL))
         return RQ_EINVAL;
-    RQI_GUARDED(ctx, rqi_poll(ctx));
+    RQI_GUARDED_RECV(ctx, rqi_poll(ctx));
 }
 
 /* Active messages from other nodes: in place from UCX's receive buffer

@@ -12,6 +12,7 @@
 
 static const char *const gas_strategies[] = {"direct", "np", "proc", NULL};
 static const char *const transports[] = {"auto", "shm", "ucx", NULL};
+static const char *const yield_modes[] = {"auto", "never", "always", NULL};
 
 const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
@@ -25,7 +26,8 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_POLL_BATCH] = {"RQ_POLL_BATCH", 64, 1, 1u << 20, 0,
         "most handlers one rq_poll runs", NULL},
     [RQI_CFG_SPIN_COUNT] = {"RQ_SPIN_COUNT", 128, 0, 1u << 30, 0,
-        "empty polls a blocking call spins before it yields the CPU", NULL},
+        "empty polls a blocking call spins before it yields the CPU; also the empty receive "
+        "calls in a row before RQ_YIELD_IDLE yields", NULL},
     [RQI_CFG_PEER_CHECK_MS] = {"RQ_PEER_CHECK_MS", 10, 1, 60000, 0,
         "how often a blocked call checks that its peers are alive", NULL},
     [RQI_CFG_INIT_TIMEOUT_MS] = {"RQ_INIT_TIMEOUT_MS", 60000, 1, 3600000, 0,
@@ -72,6 +74,10 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_UCX_INFLIGHT] = {"RQ_UCX_INFLIGHT", 1024, 1, 1u << 20, 0,
         "UCX: eager sends the network has not yet taken (each holds a copy); "
         "beyond this a sender drains and waits", NULL},
+    [RQI_CFG_YIELD_IDLE] = {"RQ_YIELD_IDLE", RQI_YIELD_AUTO, 0, 2, 0,
+        "whether rq_poll, rq_peek, rq_peek_n and rq_dequeue give the CPU away (sched_yield) once "
+        "RQ_SPIN_COUNT calls in a row found nothing: auto (when this node runs more ranks than "
+        "it has CPUs), never, always", yield_modes},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

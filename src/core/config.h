@@ -31,6 +31,7 @@ enum rqi_cfg_id {
     RQI_CFG_TRANSPORT,
     RQI_CFG_UCX_EAGER_MAX,
     RQI_CFG_UCX_INFLIGHT,
+    RQI_CFG_YIELD_IDLE,
     RQI_CFG_COUNT
 };
 
@@ -46,6 +47,9 @@ struct rqi_cfg_var {
 
 /* RQ_GAS_STRATEGY values (see rq.h, global address space). */
 enum { RQI_GAS_DIRECT = 0, RQI_GAS_NP = 1, RQI_GAS_PROC = 2 };
+/* RQ_YIELD_IDLE values: whether non-blocking receive calls give the CPU
+ * away after RQ_SPIN_COUNT empty calls in a row. */
+enum { RQI_YIELD_AUTO = 0, RQI_YIELD_NEVER = 1, RQI_YIELD_ALWAYS = 2 };
 /* RQ_TRANSPORT values: how a rank reaches a peer. */
 enum { RQI_TRANSPORT_AUTO = 0, RQI_TRANSPORT_SHM = 1, RQI_TRANSPORT_UCX = 2 };
 

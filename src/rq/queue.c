@@ -245,7 +245,7 @@ int rq_peek(rq_ctx_t *ctx, unsigned qid, rq_msg_t *view)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
-    RQI_GUARDED(ctx, peek_body(ctx, qid, view));
+    RQI_GUARDED_RECV(ctx, peek_body(ctx, qid, view));
 }
 
 int rq_pop(rq_ctx_t *ctx, unsigned qid)
@@ -259,7 +259,7 @@ int rq_peek_n(rq_ctx_t *ctx, unsigned qid, rq_msg_t *views, unsigned max)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
-    RQI_GUARDED(ctx, peek_n_body(ctx, qid, views, max));
+    RQI_GUARDED_RECV(ctx, peek_n_body(ctx, qid, views, max));
 }
 
 int rq_pop_n(rq_ctx_t *ctx, unsigned qid, unsigned n)
@@ -274,5 +274,5 @@ int rq_dequeue(rq_ctx_t *ctx, unsigned qid, uint64_t *args, unsigned nargs, void
 {
     if (ctx == NULL)
         return RQ_EINVAL;
-    RQI_GUARDED(ctx, dequeue_body(ctx, qid, args, nargs, buf, nbytes));
+    RQI_GUARDED_RECV(ctx, dequeue_body(ctx, qid, args, nargs, buf, nbytes));
 }
