@@ -3,6 +3,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,12 @@ static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+void rqa_spin_turn(unsigned *spins)
+{
+    if (++*spins > 256)
+        sched_yield();
 }
 
 double rqa_median(double *v, int n)

@@ -30,6 +30,14 @@ int rqa_variant(int *argc, char **argv, const char *opt, const char *const *name
  * trailing text) into *out.  0 or -1. */
 int rqa_parse_u64(const char *s, uint64_t *out);
 
+/* One turn of a loop that waits on memory alone (no librq call, so
+ * RQ_YIELD_IDLE cannot help it): back to back for the first turns, then
+ * the CPU goes to whoever else is runnable (sched_yield): with more
+ * threads than cores (interrupt mode's progress thread, oversubscribed
+ * ranks) the thread that would end the wait gets to run.  *spins counts
+ * the turns; the caller zeroes it when the wait ends. */
+void rqa_spin_turn(unsigned *spins);
+
 /* Median of n doubles (sorts v). */
 double rqa_median(double *v, int n);
 

@@ -112,9 +112,11 @@ static int solve(void)
             break;
         if (G.mode != M_INTR)
             receive();
-        else if (i < 0)
+        else if (i < 0) {
+            unsigned spins = 0; /* no librq call: interrupts deliver */
             while (!sp_ready_any(s) && __atomic_load_n(&G.bad, __ATOMIC_RELAXED) == 0)
-                ; /* no librq call: interrupts deliver */
+                rqa_spin_turn(&spins);
+        }
     }
     return rc != 0 ? rc : __atomic_load_n(&G.bad, __ATOMIC_RELAXED) != 0 ? RQ_EINVAL : 0;
 }
