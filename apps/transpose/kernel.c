@@ -65,6 +65,20 @@ void tp_add_block(double *B, const double *blk, const struct tp_args *a, int q)
                     Bq[i + bo * j] += blk[j + bo * i];
 }
 
+void tp_add_block_inc(double *B, double *blk, const struct tp_args *a, int q)
+{
+    const long bo = a->bo, t = a->tile > 0 && a->tile < bo ? a->tile : bo;
+    double *Bq = B + (size_t)bo * (size_t)bo * (size_t)q;
+    for (long it = 0; it < bo; it += t)
+        for (long jt = 0; jt < bo; jt += t)
+            for (long i = it; i < it + t && i < bo; i++)
+                for (long j = jt; j < jt + t && j < bo; j++) {
+                    const double v = blk[j + bo * i];
+                    Bq[i + bo * j] += v;
+                    blk[j + bo * i] = v + 1.0;
+                }
+}
+
 void tp_scatter(double *B, const double *v, const struct tp_args *a, int src, uint64_t e0,
                 uint64_t n)
 {
@@ -85,6 +99,14 @@ void tp_inc(double *A, const struct tp_args *a)
     const size_t n = (size_t)a->order * (size_t)a->bo;
     for (size_t k = 0; k < n; k++)
         A[k] += 1.0;
+}
+
+void tp_inc_block(double *A, const struct tp_args *a, int q)
+{
+    const size_t n = (size_t)a->bo * (size_t)a->bo;
+    double *Aq = A + n * (size_t)q;
+    for (size_t k = 0; k < n; k++)
+        Aq[k] += 1.0;
 }
 
 double tp_abserr(const double *B, const struct tp_args *a, int me)

@@ -31,6 +31,11 @@ void tp_init(double *A, double *B, const struct tp_args *a, int me);
 /* B's block q += (the bo x bo row-major block blk)^T, tiled. */
 void tp_add_block(double *B, const double *blk, const struct tp_args *a, int q);
 
+/* tp_add_block, and blk += 1.0 in the same pass: one read and one write
+ * of each element of A per iteration instead of two reads and a write.
+ * For a block that nobody else reads in this iteration. */
+void tp_add_block_inc(double *B, double *blk, const struct tp_args *a, int q);
+
 /* Elements [e0, e0 + n) of the block that rank src sent (row-major
  * bo x bo) land transposed in B's block src.  e0 + n <= bo * bo. */
 void tp_scatter(double *B, const double *v, const struct tp_args *a, int src, uint64_t e0,
@@ -38,6 +43,9 @@ void tp_scatter(double *B, const double *v, const struct tp_args *a, int src, ui
 
 /* A += 1.0 over the rank's column block. */
 void tp_inc(double *A, const struct tp_args *a);
+
+/* A += 1.0 over block q of the column block only. */
+void tp_inc_block(double *A, const struct tp_args *a, int q);
 
 /* This rank's absolute error against the closed form. */
 double tp_abserr(const double *B, const struct tp_args *a, int me);
