@@ -31,7 +31,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cores=$(nproc)
 mkdir -p "$out"
 csv=$out/apps.csv
-echo "app,impl,variant,where,ranks,oversubscribed,time_s,rate" > "$csv"
+echo "app,impl,variant,where,ranks,oversubscribed,time_s,rate,line_ns" > "$csv"
 
 if [ $quick = 1 ]; then
     tp_args="5 1024 32" sp_args="--levels --block 8 --reps 11 pwr10"
@@ -41,23 +41,27 @@ fi
 # The direct variant keeps A in the segment (order * order / ranks doubles).
 export RQ_SEGMENT_SIZE=$((256 << 20))
 
-row() { # app impl variant where ranks time rate
+row() { # app impl variant where ranks time rate line_ns
     o=no; [ "$5" -gt "$cores" ] && o=yes
-    echo "$1,$2,$3,$4,$5,$o,$6,$7" >> "$csv"
+    echo "$1,$2,$3,$4,$5,$o,$6,$7,$8" >> "$csv"
 }
+# The run's placement: the cache-line latency between ranks 0 and 1 that
+# every program measures and prints (empty: one rank, or other nodes).
+line_of() { echo "$1" | awk '/^Line latency \(ns\)/ {print $5}'; }
 run_tp() { # impl variant where ranks cmd...
     impl=$1 v=$2 w=$3 n=$4; shift 4
     r=$("$@" 2>&1) || { echo "run.sh: transpose $impl $v $n ranks ($w) failed:" >&2; echo "$r" | tail -3 >&2; return; }
+    l=$(line_of "$r")
     set -- $(echo "$r" | awk '/^Rate \(MB\/s\)/ {print $7, $3}')
-    row transpose "$impl" "$v" "$w" "$n" "$1" "$2"
+    row transpose "$impl" "$v" "$w" "$n" "$1" "$2" "$l"
     id=$(echo "$r" | awk '/^Ideal rate/ {print $8, $4}')
-    [ -n "$id" ] && [ "$v" = rq ] && row transpose ideal "local work alone" "$w" "$n" $id
+    [ -n "$id" ] && [ "$v" = rq ] && row transpose ideal "local work alone" "$w" "$n" $id "$l"
 }
 run_sp() { # impl variant where ranks cmd...
     impl=$1 v=$2 w=$3 n=$4; shift 4
     r=$("$@" 2>&1) || { echo "run.sh: sptrsv $impl $v $n ranks ($w) failed:" >&2; echo "$r" | tail -3 >&2; return; }
     t=$(echo "$r" | sed -n 's/.*time_s=\([0-9.e+-]*\).*/\1/p')
-    row sptrsv "$impl" "$v" "$w" "$n" "$t" ""
+    row sptrsv "$impl" "$v" "$w" "$n" "$t" "" "$(line_of "$r")"
 }
 
 for n in 1 2 4 8; do
@@ -88,11 +92,15 @@ if [ -x "$two_nodes" ] && command -v mpirun >/dev/null; then
 fi
 
 # Tables: per application and placement, every variant's time and speedup
-# over its own 1-rank time; then the best librq over the best MPI.
+# over its own 1-rank time; the range of the runs' cache-line latency L
+# (the vCPUs' placement may change between runs: compare runs of one L);
+# then the best librq over the best MPI.
 awk -F, -v cores="$cores" '
 NR == 1 { next }
 { key = $1 SUBSEP $4; apps[key] = 1; v = $2 "/" $3; vars[key, v] = 1; t[key, v, $5] = $7
   ranks[$5] = 1
+  if ($9 != "") { if (lmin[key, $5] == "" || $9 < lmin[key, $5]) lmin[key, $5] = $9
+                  if (lmax[key, $5] == "" || $9 > lmax[key, $5]) lmax[key, $5] = $9 }
   if ($2 == "librq" && (best_l[key, $5] == "" || $7 < best_l[key, $5])) best_l[key, $5] = $7
   if ($2 == "mpi" && (best_m[key, $5] == "" || $7 < best_m[key, $5])) best_m[key, $5] = $7 }
 END {
@@ -115,6 +123,12 @@ END {
       }
       printf "\n"
     }
+    printf "  %-28s", "line latency L (ns), runs"
+    for (i = 1; i <= n; i++) {
+      a = lmin[key, R[i]]; b = lmax[key, R[i]]
+      if (a == "") printf " %18s", "-"; else printf " %18s", sprintf("%.0f-%.0f", a, b)
+    }
+    printf "\n"
     printf "  %-28s", "librq best / MPI best (x)"
     for (i = 1; i <= n; i++) {
       l = best_l[key, R[i]]; m = best_m[key, R[i]]

@@ -138,6 +138,7 @@ struct rq_ctx {
      * rank spinning in its own receive loop lets a descheduled peer run. */
     int                yield_idle;
     unsigned           idle_calls;
+    int                host_ranks;   /* this job's ranks on this machine */
 
     rq_stats_t         stats;
 };

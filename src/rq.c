@@ -62,9 +62,10 @@ static int attach_all(rq_ctx_t *ctx)
     return 0;
 }
 
-/* RQ_YIELD_IDLE: auto yields when this node runs more ranks than it has
- * CPUs online (then a rank spinning on an empty receive holds a CPU that
- * a peer with work needs, as MPI's yield-when-idle under oversubscription). */
+/* RQ_YIELD_IDLE: auto yields when this machine runs more of the job's
+ * ranks than it has CPUs online (then a rank spinning on an empty receive
+ * holds a CPU that a peer with work needs, as MPI's yield-when-idle under
+ * oversubscription).  Simulated nodes (RQ_NODE_ID) share the machine. */
 static int yield_idle_wanted(const rq_ctx_t *ctx)
 {
     switch (ctx->cfg.v[RQI_CFG_YIELD_IDLE]) {
@@ -74,7 +75,9 @@ static int yield_idle_wanted(const rq_ctx_t *ctx)
         return 0;
     default: {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        return cpus > 0 && (long)ctx->shm.hdr->nlocal > cpus;
+        long here = ctx->host_ranks > (int)ctx->shm.hdr->nlocal ? ctx->host_ranks
+                                                                  : (long)ctx->shm.hdr->nlocal;
+        return cpus > 0 && here > cpus;
     }
     }
 }
@@ -130,9 +133,10 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         free(ctx);
         return RQ_EINVAL;
     }
-    struct rqi_boot b = {0, 0, -1, 0, NULL};
+    struct rqi_boot b = {0, 0, -1, 0, NULL, 1};
     int rc = rqi_boot(&ctx->cfg, &b, err, sizeof err);
     ctx->pmix = b.pmix;
+    ctx->host_ranks = b.host_ranks;
     ctx->remote = b.remote;
     if (rc != 0) {
         fprintf(stderr, "librq: %s\n", err);

@@ -16,6 +16,40 @@ double rqa_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+static uint64_t raw_ticks(void) { return __rdtsc(); }
+#else
+static uint64_t raw_ticks(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+/* The first reading of both clocks: the calibration's origin. */
+static uint64_t tick0;
+static double   now0;
+
+uint64_t rqa_ticks(void)
+{
+    if (tick0 == 0) {
+        now0 = rqa_now();
+        tick0 = raw_ticks();
+    }
+    return raw_ticks();
+}
+
+double rqa_ticks_to_s(uint64_t ticks)
+{
+    if (tick0 == 0)
+        return 0;
+    double dt = rqa_now() - now0;
+    uint64_t dk = raw_ticks() - tick0;
+    return dk > 0 ? (double)ticks * dt / (double)dk : 0;
+}
+
 const char *rqa_take_opt(int *argc, char **argv, const char *name)
 {
     size_t nl = strlen(name);

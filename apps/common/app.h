@@ -11,6 +11,14 @@
 /* Monotonic wall clock in seconds. */
 double rqa_now(void);
 
+/* A cheap clock for timing short stretches inside hot loops (a receive
+ * call between row computations): CPU ticks where the CPU has an
+ * invariant counter (x86-64), else nanoseconds.  rqa_ticks_to_s converts
+ * a sum of tick differences, calibrated against rqa_now over the time
+ * since the first rqa_ticks call (calibrate after a long enough run). */
+uint64_t rqa_ticks(void);
+double rqa_ticks_to_s(uint64_t ticks);
+
 /* Remove option --name=VALUE or --name VALUE from argv (anywhere) and
  * return VALUE, or NULL when absent.  *argc shrinks accordingly, so the
  * positional arguments keep their public meaning (PRK, HPCC). */

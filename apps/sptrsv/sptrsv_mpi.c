@@ -13,6 +13,7 @@
 
 #include "app.h"
 #include "input.h"
+#include "placement.h"
 #include "solver.h"
 
 enum { WINDOW = 64 };
@@ -23,7 +24,7 @@ struct value {
 };
 
 static int solve(struct sp_solver *s, int rep, struct value *sbuf, MPI_Request *sreq,
-                 double *recv_s)
+                 uint64_t *recv_ticks)
 {
     struct value rbuf[WINDOW];
     MPI_Request rreq[WINDOW];
@@ -48,7 +49,7 @@ static int solve(struct sp_solver *s, int rep, struct value *sbuf, MPI_Request *
             if (s->solved == s->nown)
                 break;
         }
-        double t = rqa_now();
+        uint64_t t = recv_ticks != NULL ? rqa_ticks() : 0;
         int out = 0;
         MPI_Testsome(WINDOW, rreq, &out, idx, st);
         for (int k = 0; k < out && out != MPI_UNDEFINED; k++) {
@@ -65,7 +66,8 @@ static int solve(struct sp_solver *s, int rep, struct value *sbuf, MPI_Request *
                 posted++;
             }
         }
-        *recv_s += rqa_now() - t;
+        if (recv_ticks != NULL)
+            *recv_ticks += rqa_ticks() - t;
         if (bad)
             break;
     }
@@ -79,6 +81,7 @@ int main(int argc, char **argv)
     int me, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
+    const double line_ns = rqa_placement_mpi();
     struct sp_input in;
     char err[256];
     if (sp_input_setup(&in, &argc, argv,
@@ -103,16 +106,23 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     int bad = 0;
-    for (uint64_t r = 0; r < reps && !bad; r++) {
+    /* As the librq version: reps solves for the time, then reps with their
+     * receives timed for the receive fraction. */
+    for (uint64_t r = 0; r < 2 * reps && !bad; r++) {
         sp_solver_reset(&s);
-        double recv_s = 0;
+        uint64_t recv_ticks = 0;
+        const int timed = r >= reps;
         MPI_Barrier(MPI_COMM_WORLD);
         double t = rqa_now();
-        bad = solve(&s, (int)(r % 30000), sbuf, sreq, &recv_s);
-        double mine = rqa_now() - t, fr = mine > 0 ? recv_s / mine : 0;
-        MPI_Allreduce(&mine, &times[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        MPI_Allreduce(&fr, &recv[r], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        recv[r] /= np;
+        bad = solve(&s, (int)(r % 30000), sbuf, sreq, timed ? &recv_ticks : NULL);
+        double mine = rqa_now() - t, fr = mine > 0 ? rqa_ticks_to_s(recv_ticks) / mine : 0;
+        double maxt, sumfr;
+        MPI_Allreduce(&mine, &maxt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&fr, &sumfr, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (timed)
+            recv[r - reps] = sumfr / np;
+        else
+            times[r] = maxt;
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     }
     double maxref, e = sp_rel_error(&s, in.ref, &maxref), emax, mref;
@@ -125,6 +135,7 @@ int main(int argc, char **argv)
     if (me == 0) {
         if (bad)
             printf("ERROR: malformed messages\n");
+        rqa_placement_print(line_ns);
         sp_report(&in, "mpi mode=isend", np, rqa_median(times, (int)reps),
                   rqa_median(recv, (int)reps), (double)tot / np, rel, ok);
     }

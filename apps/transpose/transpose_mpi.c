@@ -15,6 +15,7 @@
 
 #include "app.h"
 #include "kernel.h"
+#include "placement.h"
 
 enum { V_ALLTOALL, V_ISEND, NVARIANTS };
 static const char *const variant_names[NVARIANTS] = {"alltoall", "isend"};
@@ -25,6 +26,7 @@ int main(int argc, char **argv)
     int me, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
+    const double line_ns = rqa_placement_mpi();
     int variant = rqa_variant(&argc, argv, "variant", variant_names, NVARIANTS, "isend");
     struct tp_args a;
     char err[200];
@@ -50,8 +52,10 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     tp_init(A, B, &a, me);
-    if (me == 0)
+    if (me == 0) {
         tp_header("MPI matrix transpose", np, &a, variant_names[variant]);
+        rqa_placement_print(line_ns);
+    }
 
     double t0 = 0;
     for (int iter = 0; iter <= a.iterations; iter++) {
@@ -91,6 +95,7 @@ int main(int argc, char **argv)
                     tp_inc_block(A, &a, q);
         }
     }
+    MPI_Barrier(MPI_COMM_WORLD); /* as the librq version: until every rank is done */
     double local = MPI_Wtime() - t0, total;
     MPI_Reduce(&local, &total, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     double abserr = tp_abserr(B, &a, me), abserr_total;

@@ -82,10 +82,13 @@ static int boot_pmix(const struct rqi_config *cfg, struct rqi_boot *b, char *err
     }
     char node[NODE_MAX], other[NODE_MAX];
     node_name(cfg, rank, node, sizeof node);
+    char host[NODE_MAX] = "";
+    gethostname(host, sizeof host - 1);
     int32_t pid = (int32_t)getpid();
     uint64_t key = rank == 0 ? rqi_job_id_new() : 0;
     if (rqi_pmix_put("rq.node", node, strlen(node) + 1) != 0 ||
         rqi_pmix_put("rq.pid", &pid, sizeof pid) != 0 ||
+        rqi_pmix_put("rq.host", host, strlen(host) + 1) != 0 ||
         (rank == 0 && rqi_pmix_put("rq.key", &key, sizeof key) != 0) || rqi_pmix_fence() != 0) {
         snprintf(err, errlen, "PMIx exchange of node names failed");
         return RQ_EPEER;
@@ -99,12 +102,17 @@ static int boot_pmix(const struct rqi_config *cfg, struct rqi_boot *b, char *err
     if (b->remote == NULL)
         return RQ_ENOMEM;
     int leader = -1, nlocal = 0, nremote = 0;
+    b->host_ranks = 0;
     for (int r = 0; r < size; r++) {
         if (rqi_pmix_get(r, "rq.node", other, sizeof other, &len) != 0 || len == 0 ||
             other[len - 1] != '\0') {
             snprintf(err, errlen, "PMIx: rank %d published no node name", r);
             return RQ_EPEER;
         }
+        char other_host[NODE_MAX];
+        if (rqi_pmix_get(r, "rq.host", other_host, sizeof other_host, &len) == 0 && len != 0 &&
+            other_host[len - 1] == '\0' && strcmp(other_host, host) == 0)
+            b->host_ranks++;
         if (strcmp(other, node) == 0) {
             nlocal++;
             if (leader < 0)
@@ -163,6 +171,7 @@ int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, char *err, size_t
         b->job_fd = (int)fd;
         b->rank = (int)rank;
         b->size = (int)size;
+        b->host_ranks = (int)size; /* rqrun starts every rank here */
         return 0;
     }
     if (rqi_pmix_launched()) {
@@ -184,5 +193,6 @@ int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, char *err, size_t
     b->job_fd = f;
     b->rank = 0;
     b->size = 1;
+    b->host_ranks = 1;
     return 0;
 }

@@ -17,6 +17,8 @@ struct rqi_boot {
     unsigned char *remote; /* NULL (every rank shares our segment) or size
                               flags, 1: that rank is reached through UCX;
                               owned by the caller (free) */
+    int host_ranks;   /* ranks of the job on this machine (simulated nodes,
+                         RQ_NODE_ID, share one): whether it is oversubscribed */
 };
 
 /* 0, or an RQ_E* code with a message in err. */
