@@ -1,6 +1,6 @@
 #!/bin/sh
-# apps/run.sh - run every application, every variant and its MPI peer in
-# one invocation, at 1, 2, 4 and 8 ranks on this node (counts above the
+# apps/run.sh - run every application and kernel (transpose, sptrsv,
+# random, p2p, stencil), every variant and its MPI peer in one invocation, at 1, 2, 4 and 8 ranks on this node (counts above the
 # cores marked '*': oversubscribed) and across two simulated nodes
 # (tests/two_nodes.sh: UCX between the halves), then print one table per
 # application: time, speedup over 1 rank, and librq / MPI.
@@ -35,8 +35,10 @@ echo "app,impl,variant,where,ranks,oversubscribed,time_s,rate,line_ns" > "$csv"
 
 if [ $quick = 1 ]; then
     tp_args="5 1024 32" sp_args="--levels --block 8 --reps 11 pwr10"
+    gu_args="2 20" p2_args="10 500 500" st_args="10 500"
 else
     tp_args="10 4096 32" sp_args="--levels --block 8 --reps 51 pwr10"
+    gu_args="4 24" p2_args="20 1000 1000" st_args="20 2000"
 fi
 # The direct variant keeps A in the segment (order * order / ranks doubles).
 export RQ_SEGMENT_SIZE=$((256 << 20))
@@ -64,8 +66,34 @@ run_sp() { # impl variant where ranks cmd...
     row sptrsv "$impl" "$v" "$w" "$n" "$t" "" "$(line_of "$r")"
 }
 
+# The kernels with public interfaces (PRK, HPCC): "Rate (...): r" and a
+# time after "time (s):" (random: the whole pass; the others: per iteration).
+run_k() { # app impl variant where ranks cmd...
+    app=$1 impl=$2 v=$3 w=$4 n=$5; shift 5
+    r=$("$@" 2>&1) || { echo "run.sh: $app $impl $v $n ranks ($w) failed:" >&2; echo "$r" | tail -3 >&2; return; }
+    set -- $(echo "$r" | awk '/^Rate \(/ { rate = $3; sub(",", "", rate)
+                                          for (i = 1; i < NF; i++) if ($i == "(s):") t = $(i + 1)
+                                          print t, rate }')
+    row "$app" "$impl" "$v" "$w" "$n" "$1" "$2" "$(line_of "$r")"
+}
+kernels() { # where ranks launcher...: every kernel, every variant (across
+    # nodes random runs rq only: amo and am pay a TCP round trip or
+    # message per update, minutes at these sizes)
+    w=$1 n=$2; shift 2
+    gv="amo am rq"; [ "$w" = node ] || gv=rq
+    for v in $gv; do run_k random librq $v "$w" $n "$@" "$bin/random" --variant $v $gu_args; done
+    for v in store am; do run_k p2p librq $v "$w" $n "$@" "$bin/p2p" --variant $v $p2_args; done
+    for v in put long; do run_k stencil librq $v "$w" $n "$@" "$bin/stencil" --variant $v $st_args; done
+}
+
 for n in 1 2 4 8; do
     echo "run.sh: $n ranks" >&2
+    kernels node $n "$rqrun" -n $n
+    if [ -x "$bin/random-mpi" ]; then
+        run_k random mpi alltoallv node $n mpirun -n $n --oversubscribe "$bin/random-mpi" $gu_args
+        run_k p2p mpi sendrecv node $n mpirun -n $n --oversubscribe "$bin/p2p-mpi" $p2_args
+        run_k stencil mpi isend node $n mpirun -n $n --oversubscribe "$bin/stencil-mpi" $st_args
+    fi
     for v in am rq rq-bw rq-alt rq-credit direct; do
         run_tp librq $v node $n "$rqrun" -n $n "$bin/transpose" --variant $v $tp_args
     done
@@ -88,6 +116,7 @@ if [ -x "$two_nodes" ] && command -v mpirun >/dev/null; then
         for m in poll inlined; do
             UCX_TLS=tcp run_sp librq $m two-nodes $n mpirun -n $n --oversubscribe "$two_nodes" "$bin/sptrsv" --mode $m $sp_args
         done
+        UCX_TLS=tcp kernels two-nodes $n mpirun -n $n --oversubscribe "$two_nodes"
     done
 fi
 
@@ -108,7 +137,7 @@ END {
   for (key in apps) {
     split(key, k, SUBSEP)
     printf "\n%s (%s): time in seconds (%s), speedup over 1 rank in ()\n", k[1], k[2],
-           k[1] == "transpose" ? "per iteration" : "per solve"
+           k[1] == "sptrsv" ? "per solve" : k[1] == "random" ? "the timed pass" : "per iteration"
     printf "  %-28s", "impl/variant"
     for (i = 1; i <= n; i++) printf " %18s", R[i] (R[i] > cores ? "*" : "")
     printf "\n"
@@ -123,6 +152,14 @@ END {
       }
       printf "\n"
     }
+    printf "  %-28s", "ideal: best 1-rank / ranks"
+    for (i = 1; i <= n; i++) {
+      b1 = ""
+      for (kv in vars) { split(kv, q, SUBSEP); if (q[1] SUBSEP q[2] != key) continue
+                         x = t[key, q[3], 1]; if (x != "" && (b1 == "" || x < b1)) b1 = x }
+      if (b1 == "") printf " %18s", "-"; else printf " %9.6f         ", b1 / R[i]
+    }
+    printf "\n"
     printf "  %-28s", "line latency L (ns), runs"
     for (i = 1; i <= n; i++) {
       a = lmin[key, R[i]]; b = lmax[key, R[i]]
@@ -144,7 +181,7 @@ if command -v jq >/dev/null; then
               map([$h, .] | transpose | map({(.[0]): .[1]}) | add)' "$csv" > "$out/apps.json"
 fi
 if command -v gnuplot >/dev/null; then
-    for app in transpose sptrsv; do
+    for app in transpose sptrsv random p2p stencil; do
         dat=$out/$app.dat
         : > "$dat"
         awk -F, -v a=$app 'NR > 1 && $1 == a && $4 == "node" {print $2 "/" $3 "," $5 "," $7}' "$csv" |
