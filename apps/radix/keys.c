@@ -1,0 +1,83 @@
+/* keys.c - the sorting programs' shared parts (see keys.h). */
+#include "keys.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+
+int rx_parse(int argc, char **argv, struct rx_args *a, char *err, size_t errlen)
+{
+    uint64_t n;
+    const char *reps = rqa_take_opt(&argc, argv, "reps");
+    uint64_t r = 3;
+    if (argc != 2) {
+        snprintf(err, errlen, "Usage: %s [--variant V] [--reps R] <keys per rank>", argv[0]);
+        return -1;
+    }
+    if (reps != NULL && (rqa_parse_u64(reps, &r) != 0 || r < 1 || r > 1000)) {
+        snprintf(err, errlen, "ERROR: --reps must be a number in 1..1000 : %s", reps);
+        return -1;
+    }
+    if (rqa_parse_u64(argv[1], &n) != 0 || n < 1 || n > (1ull << 30)) {
+        snprintf(err, errlen, "ERROR: keys per rank must be a number in 1..%llu : %s",
+                 1ull << 30, argv[1]);
+        return -1;
+    }
+    a->n = n;
+    a->reps = (int)r;
+    return 0;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void rx_fill(uint32_t *k, uint64_t n, int r)
+{
+    uint64_t s = 0x5eed0000ull + (uint64_t)r;
+    for (uint64_t i = 0; i < n; i++)
+        k[i] = (uint32_t)splitmix(&s);
+}
+
+void rx_histogram(const uint32_t *k, uint64_t n, int d, uint64_t h[RX_BUCKETS])
+{
+    memset(h, 0, RX_BUCKETS * sizeof h[0]);
+    for (uint64_t i = 0; i < n; i++)
+        h[rx_digit(k[i], d)]++;
+}
+
+void rx_fingerprint(const uint32_t *k, uint64_t n, uint64_t fp[3])
+{
+    fp[0] = n;
+    fp[1] = fp[2] = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t s = k[i];
+        fp[1] += k[i];
+        fp[2] += splitmix(&s);
+    }
+}
+
+int rx_sorted(const uint32_t *k, uint64_t n)
+{
+    for (uint64_t i = 1; i < n; i++)
+        if (k[i - 1] > k[i])
+            return 0;
+    return 1;
+}
+
+int rx_result(const char *prog, int ok, int np, const struct rx_args *a, double t)
+{
+    if (!ok) {
+        printf("ERROR: the keys are not sorted, or not a permutation of the input\n");
+        return 1;
+    }
+    printf("Solution validates\n");
+    printf("%s: ranks=%d keys_per_rank=%llu time_s=%.6f Mkeys_per_s=%.3f\n", prog, np,
+           (unsigned long long)a->n, t, 1e-6 * (double)a->n * np / t);
+    return 0;
+}

@@ -1,0 +1,46 @@
+/* keys.h - what the sorting programs share (librq and MPI versions):
+ * arguments, the keys, the digit histograms, validation and the result
+ * lines.  Keys are 32-bit, n per rank, drawn from a per-rank stream
+ * (splitmix64), the same for every strategy and variant. */
+#ifndef RQAPP_KEYS_H
+#define RQAPP_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RX_BITS 8                 /* bits per digit */
+#define RX_BUCKETS (1u << RX_BITS)
+#define RX_PASSES (32 / RX_BITS)
+
+struct rx_args {
+    uint64_t n;     /* keys per rank */
+    int      reps;  /* sorts timed (median) */
+};
+
+/* Parse "[--reps R] <keys per rank>" (reps already taken out by the
+ * caller if it wants; argv[1] the count).  0, or -1 with the reason. */
+int rx_parse(int argc, char **argv, struct rx_args *a, char *err, size_t errlen);
+
+/* Rank r's keys. */
+void rx_fill(uint32_t *k, uint64_t n, int r);
+
+/* Histogram of digit d (0 = least significant) of k[0..n). */
+void rx_histogram(const uint32_t *k, uint64_t n, int d, uint64_t h[RX_BUCKETS]);
+
+static inline unsigned rx_digit(uint32_t key, int d)
+{
+    return (key >> (d * RX_BITS)) & (RX_BUCKETS - 1);
+}
+
+/* Order-independent fingerprint of a multiset of keys: {count, sum,
+ * sum of a mix of each key}, to be added over ranks. */
+void rx_fingerprint(const uint32_t *k, uint64_t n, uint64_t fp[3]);
+
+/* 1 if k[0..n) is non-decreasing. */
+int rx_sorted(const uint32_t *k, uint64_t n);
+
+/* Result lines (rank 0): "Solution validates" or the error line, then
+ * "<prog>: ranks=P keys_per_rank=n time_s=t Mkeys_per_s=r".  0 ok, 1 not. */
+int rx_result(const char *prog, int ok, int np, const struct rx_args *a, double t);
+
+#endif
