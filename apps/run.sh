@@ -1,6 +1,6 @@
 #!/bin/sh
 # apps/run.sh - run every application and kernel (transpose, sptrsv,
-# random, p2p, stencil), every variant and its MPI peer in one invocation, at 1, 2, 4 and 8 ranks on this node (counts above the
+# random, p2p, stencil, radix under each strategy), every variant and its MPI peer in one invocation, at 1, 2, 4 and 8 ranks on this node (counts above the
 # cores marked '*': oversubscribed) and across two simulated nodes
 # (tests/two_nodes.sh: UCX between the halves), then print one table per
 # application: time, speedup over 1 rank, and librq / MPI.
@@ -35,10 +35,10 @@ echo "app,impl,variant,where,ranks,oversubscribed,time_s,rate,line_ns" > "$csv"
 
 if [ $quick = 1 ]; then
     tp_args="5 1024 32" sp_args="--levels --block 8 --reps 11 pwr10"
-    gu_args="2 20" p2_args="10 500 500" st_args="10 500"
+    gu_args="2 20" p2_args="10 500 500" st_args="10 500" rx_args="--reps 3 100000"
 else
     tp_args="10 4096 32" sp_args="--levels --block 8 --reps 51 pwr10"
-    gu_args="4 24" p2_args="20 1000 1000" st_args="20 2000"
+    gu_args="4 24" p2_args="20 1000 1000" st_args="20 2000" rx_args="--reps 5 2000000"
 fi
 # The direct variant keeps A in the segment (order * order / ranks doubles).
 export RQ_SEGMENT_SIZE=$((256 << 20))
@@ -85,11 +85,29 @@ kernels() { # where ranks launcher...: every kernel, every variant (across
     for v in store am; do run_k p2p librq $v "$w" $n "$@" "$bin/p2p" --variant $v $p2_args; done
     for v in put long; do run_k stencil librq $v "$w" $n "$@" "$bin/stencil" --variant $v $st_args; done
 }
+# The Split-C programs: every variant under every strategy (the NP paper's
+# Table 2 compares who moves the data).  Their line: "... time_s=t".
+run_s() { # app impl variant where ranks cmd...
+    app=$1 impl=$2 v=$3 w=$4 n=$5; shift 5
+    r=$("$@" 2>&1) || { echo "run.sh: $app $impl $v $n ranks ($w) failed:" >&2; echo "$r" | tail -3 >&2; return; }
+    t=$(echo "$r" | sed -n 's/.* time_s=\([0-9.e+-]*\).*/\1/p')
+    row "$app" "$impl" "$v" "$w" "$n" "$t" "" "$(line_of "$r")"
+}
+splitc() { # where ranks launcher...
+    w=$1 n=$2; shift 2
+    for s in direct np proc; do
+        for v in store bulk am; do
+            RQ_GAS_STRATEGY=$s run_s radix librq "$v-$s" "$w" $n "$@" "$bin/radix" --variant $v $rx_args
+        done
+    done
+}
 
 for n in 1 2 4 8; do
     echo "run.sh: $n ranks" >&2
     kernels node $n "$rqrun" -n $n
+    splitc node $n "$rqrun" -n $n
     if [ -x "$bin/random-mpi" ]; then
+        run_s radix mpi alltoallv node $n mpirun -n $n --oversubscribe "$bin/radix-mpi" $rx_args
         run_k random mpi alltoallv node $n mpirun -n $n --oversubscribe "$bin/random-mpi" $gu_args
         run_k p2p mpi sendrecv node $n mpirun -n $n --oversubscribe "$bin/p2p-mpi" $p2_args
         run_k stencil mpi isend node $n mpirun -n $n --oversubscribe "$bin/stencil-mpi" $st_args
@@ -137,7 +155,7 @@ END {
   for (key in apps) {
     split(key, k, SUBSEP)
     printf "\n%s (%s): time in seconds (%s), speedup over 1 rank in ()\n", k[1], k[2],
-           k[1] == "sptrsv" ? "per solve" : k[1] == "random" ? "the timed pass" : "per iteration"
+           k[1] == "sptrsv" ? "per solve" : k[1] == "random" ? "the timed pass" : k[1] == "radix" ? "per sort" : "per iteration"
     printf "  %-28s", "impl/variant"
     for (i = 1; i <= n; i++) printf " %18s", R[i] (R[i] > cores ? "*" : "")
     printf "\n"
@@ -181,7 +199,7 @@ if command -v jq >/dev/null; then
               map([$h, .] | transpose | map({(.[0]): .[1]}) | add)' "$csv" > "$out/apps.json"
 fi
 if command -v gnuplot >/dev/null; then
-    for app in transpose sptrsv random p2p stencil; do
+    for app in transpose sptrsv random p2p stencil radix; do
         dat=$out/$app.dat
         : > "$dat"
         awk -F, -v a=$app 'NR > 1 && $1 == a && $4 == "node" {print $2 "/" $3 "," $5 "," $7}' "$csv" |
