@@ -194,6 +194,29 @@ END {
   printf "\n* more ranks than the %d cores: oversubscribed\n", cores
 }' "$csv"
 
+# The Split-C NP paper's Table 2 / Figures 9-10: per program and variant,
+# the time under np normalised to proc (above 1: the network processor
+# costs more than the target moving the data itself), and direct to proc.
+awk -F, '
+NR > 1 && $1 == "radix" && $2 == "librq" && $4 == "node" {
+  n = split($3, vs, "-"); v = vs[1]; s = vs[n]; t[v, s, $5] = $7; vars[v] = 1; ranks[$5] = 1 }
+END {
+  printf "\nradix (node): time under np / proc and direct / proc, per variant (Split-C NP paper, Table 2)\n"
+  printf "  %-12s", "variant"
+  for (r = 1; r <= 8; r *= 2) if (r in ranks) printf " %17s", r " ranks np|direct"
+  printf "\n"
+  for (v in vars) {
+    printf "  %-12s", v
+    for (r = 1; r <= 8; r *= 2) {
+      if (!(r in ranks)) continue
+      p = t[v, "proc", r]; a = t[v, "np", r]; d = t[v, "direct", r]
+      if (p == "" || p <= 0 || a == "" || d == "") printf " %17s", "-"
+      else printf " %8.2f %8.2f", a / p, d / p
+    }
+    printf "\n"
+  }
+}' "$csv"
+
 if command -v jq >/dev/null; then
     jq -R -s 'split("\n") | map(select(length > 0) | split(",")) | .[0] as $h | .[1:] |
               map([$h, .] | transpose | map({(.[0]): .[1]}) | add)' "$csv" > "$out/apps.json"
