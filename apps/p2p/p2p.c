@@ -24,6 +24,7 @@
 
 #include "app.h"
 #include "pipeline.h"
+#include "fail.h"
 #include "placement.h"
 
 enum { V_STORE, V_AM, NVARIANTS };
@@ -121,15 +122,6 @@ static int sweep(uint64_t k)
     return rc;
 }
 
-static int fail(const char *msg)
-{
-    if (G.me == 0)
-        printf("%s\n", msg);
-    fflush(stdout);
-    rq_finalize(G.ctx);
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     if (rq_init(&argc, &argv, &G.ctx) != 0) {
@@ -142,9 +134,9 @@ int main(int argc, char **argv)
     G.variant = rqa_variant(&argc, argv, "variant", variant_names, NVARIANTS, "store");
     char err[200];
     if (G.variant < 0)
-        return fail("ERROR: unknown variant");
+        return rqa_fail(G.ctx, "ERROR: unknown variant");
     if (pl_parse(argc, argv, G.np, &G.a, err, sizeof err) != 0)
-        return fail(err);
+        return rqa_fail(G.ctx, err);
     void *seg = NULL;
     if (G.variant == V_STORE) {
         /* The grid and, after it, rank 0's corner cell live in the segment:
@@ -157,16 +149,17 @@ int main(int argc, char **argv)
         }
         if (need > seg_bytes) {
             snprintf(err, sizeof err,
-                     "ERROR: variant store keeps the grid in the segment: set RQ_SEGMENT_SIZE >= %zu",
+                     "ERROR: variant store keeps the grid in the segment: "
+                     "set RQ_SEGMENT_SIZE >= %zu",
                      need);
-            return fail(err);
+            return rqa_fail(G.ctx, err);
         }
         G.corner_off = pl_local_bytes(&G.a, 0, G.np);
         if (G.me + 1 < G.np)
             G.right_ld = pl_local_bytes(&G.a, G.me + 1, G.np) / sizeof(double) / (size_t)G.a.m;
     }
     if (pl_local_init(&G.L, &G.a, G.me, G.np, seg) != 0)
-        return fail("ERROR: out of memory");
+        return rqa_fail(G.ctx, "ERROR: out of memory");
     rq_handler_register(G.ctx, H_ROW, on_row, NULL, 0);
     rq_handler_register(G.ctx, H_CORNER, on_corner, NULL, 0);
     if (G.me == 0) {

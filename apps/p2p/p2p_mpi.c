@@ -10,6 +10,7 @@
 
 #include "app.h"
 #include "pipeline.h"
+#include "fail.h"
 #include "placement.h"
 
 int main(int argc, char **argv)
@@ -22,12 +23,8 @@ int main(int argc, char **argv)
     struct pl_args a;
     struct pl_local L;
     char err[200];
-    if (pl_parse(argc, argv, np, &a, err, sizeof err) != 0) {
-        if (me == 0)
-            printf("%s\n", err);
-        MPI_Finalize();
-        return 1;
-    }
+    if (pl_parse(argc, argv, np, &a, err, sizeof err) != 0)
+        return rqa_mpi_fail(err);
     if (pl_local_init(&L, &a, me, np, NULL) != 0) {
         printf("ERROR: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);

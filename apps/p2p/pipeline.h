@@ -4,8 +4,9 @@
  *
  * Interface: p2p <iterations> <m> <n>.  An m x n grid of doubles whose
  * columns are dealt in contiguous blocks over the ranks (columns 1..n-1
- * as evenly as they go; column 0 with rank 0).  First row and first column hold their index; each iteration
- * sweeps A[i][j] = A[i-1][j] + A[i][j-1] - A[i-1][j-1] (i, j >= 1) as a
+ * as evenly as they go; column 0 with rank 0).  First row and first
+ * column hold their index; each iteration sweeps
+ * A[i][j] = A[i-1][j] + A[i][j-1] - A[i-1][j-1] (i, j >= 1) as a
  * wavefront, row by row, each rank waiting for its left neighbour's last
  * column value of the row, then sets A[0][0] = -A[m-1][n-1].  After
  * iterations + 1 sweeps (the first untimed) A[m-1][n-1] must be

@@ -25,6 +25,7 @@
 
 #include "app.h"
 #include "keys.h"
+#include "fail.h"
 #include "placement.h"
 
 #ifndef RX_DEFAULT_VARIANT
@@ -142,15 +143,6 @@ static int pass(int d, int from, int to)
     return rq_all_store_sync(G.ctx);
 }
 
-static int fail(const char *msg)
-{
-    if (G.me == 0)
-        printf("%s\n", msg);
-    fflush(stdout);
-    rq_finalize(G.ctx);
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     if (rq_init(&argc, &argv, &G.ctx) != 0) {
@@ -163,9 +155,9 @@ int main(int argc, char **argv)
     G.variant = rqa_variant(&argc, argv, "variant", variant_names, NVARIANTS, RX_DEFAULT_VARIANT);
     char err[200];
     if (G.variant < 0)
-        return fail("ERROR: unknown variant");
+        return rqa_fail(G.ctx, "ERROR: unknown variant");
     if (rx_parse(argc, argv, &G.a, err, sizeof err) != 0)
-        return fail(err);
+        return rqa_fail(G.ctx, err);
     void *seg;
     size_t seg_bytes;
     rq_segment(G.ctx, &seg, &seg_bytes);
@@ -173,7 +165,7 @@ int main(int argc, char **argv)
     if (2 * bytes > seg_bytes) {
         snprintf(err, sizeof err, "ERROR: the key arrays live in the segment: set "
                  "RQ_SEGMENT_SIZE >= %llu", (unsigned long long)(2 * bytes));
-        return fail(err);
+        return rqa_fail(G.ctx, err);
     }
     G.off[0] = 0;
     G.off[1] = bytes;
@@ -184,7 +176,7 @@ int main(int argc, char **argv)
     G.all = malloc((size_t)G.np * RX_BUCKETS * sizeof *G.all);
     double *times = malloc((size_t)G.a.reps * sizeof *times);
     if (G.tmp == NULL || G.hist == NULL || G.all == NULL || times == NULL)
-        return fail("ERROR: out of memory");
+        return rqa_fail(G.ctx, "ERROR: out of memory");
     rq_handler_register(G.ctx, H_KEY, on_key, NULL, 0);
     if (G.me == 0) {
         printf("Split-C radix sort (" RX_PROGRAM ")\n");
@@ -216,7 +208,7 @@ int main(int argc, char **argv)
         uint64_t *ends = calloc(2 * (size_t)G.np, sizeof *ends), *ends_all =
             calloc(2 * (size_t)G.np, sizeof *ends_all);
         if (ends == NULL || ends_all == NULL)
-            return fail("ERROR: out of memory");
+            return rqa_fail(G.ctx, "ERROR: out of memory");
         ends[2 * G.me] = k[0];
         ends[2 * G.me + 1] = k[G.a.n - 1];
         int64_t mine_ok = rx_sorted(k, G.a.n), all_ok = 0;

@@ -15,6 +15,7 @@
 
 #include "app.h"
 #include "keys.h"
+#include "fail.h"
 #include "placement.h"
 
 struct state {
@@ -74,7 +75,8 @@ static void pass(struct state *S, int d, uint64_t *base)
     for (int r = 0; r < S->np; r++) {
         const uint32_t *in = S->recv + S->rdispl[r];
         for (unsigned b = 0; b < RX_BUCKETS; b++) {
-            uint64_t g0 = base[(size_t)r * RX_BUCKETS + b], g1 = g0 + S->all[(size_t)r * RX_BUCKETS + b];
+            const size_t rb = (size_t)r * RX_BUCKETS + b;
+            uint64_t g0 = base[rb], g1 = g0 + S->all[rb];
             uint64_t a0 = g0 > lo ? g0 : lo, a1 = g1 < hi ? g1 : hi;
             if (a0 >= a1)
                 continue;
@@ -95,12 +97,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &S.np);
     const double line_ns = rqa_placement_mpi();
     char err[200];
-    if (rx_parse(argc, argv, &S.a, err, sizeof err) != 0) {
-        if (S.me == 0)
-            printf("%s\n", err);
-        MPI_Finalize();
-        return 1;
-    }
+    if (rx_parse(argc, argv, &S.a, err, sizeof err) != 0)
+        return rqa_mpi_fail(err);
     const uint64_t n = S.a.n;
     S.src = malloc(n * sizeof(uint32_t));
     S.dst = malloc(n * sizeof(uint32_t));

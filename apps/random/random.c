@@ -24,6 +24,7 @@
 
 #include "app.h"
 #include "gups.h"
+#include "fail.h"
 #include "placement.h"
 
 enum { V_AMO, V_AM, V_RQ, NVARIANTS };
@@ -169,15 +170,6 @@ static int pass(void)
     return rc == 0 ? rq_barrier(G.ctx) : rc;
 }
 
-static int fail(const char *msg)
-{
-    if (G.me == 0)
-        printf("%s\n", msg);
-    fflush(stdout);
-    rq_finalize(G.ctx);
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     if (rq_init(&argc, &argv, &G.ctx) != 0) {
@@ -191,14 +183,14 @@ int main(int argc, char **argv)
     const char *bucket_opt = rqa_take_opt(&argc, argv, "bucket");
     char err[200];
     if (G.variant < 0)
-        return fail("ERROR: unknown variant");
+        return rqa_fail(G.ctx, "ERROR: unknown variant");
     G.bucket_words = 1024;
     if (bucket_opt != NULL && (rqa_parse_u64(bucket_opt, &G.bucket_words) != 0 ||
                                G.bucket_words < 1 ||
                                G.bucket_words * sizeof(uint64_t) > rq_medium_max(G.ctx)))
-        return fail("ERROR: --bucket must be 1 .. rq_medium_max() / 8 words");
+        return rqa_fail(G.ctx, "ERROR: --bucket must be 1 .. rq_medium_max() / 8 words");
     if (gups_parse(argc, argv, G.np, &G.a, err, sizeof err) != 0)
-        return fail(err);
+        return rqa_fail(G.ctx, err);
     G.first = G.a.blk * (uint64_t)G.me;
     G.nloc = gups_local_words(&G.a, G.me);
     void *seg;
@@ -213,16 +205,16 @@ int main(int argc, char **argv)
         snprintf(err, sizeof err,
                  "ERROR: variant amo keeps the table in the segment: set RQ_SEGMENT_SIZE >= %llu",
                  (unsigned long long)(G.a.blk * sizeof(uint64_t)));
-        return fail(err);
+        return rqa_fail(G.ctx, err);
     }
     G.fill = calloc((size_t)G.np, sizeof *G.fill);
     G.msgs_to = calloc((size_t)G.np, sizeof *G.msgs_to);
     G.bucket = calloc((size_t)G.np, sizeof *G.bucket);
     if (G.T == NULL || G.fill == NULL || G.msgs_to == NULL || G.bucket == NULL)
-        return fail("ERROR: out of memory");
+        return rqa_fail(G.ctx, "ERROR: out of memory");
     for (int d = 0; d < G.np && G.variant == V_RQ; d++)
         if ((G.bucket[d] = malloc(G.bucket_words * sizeof(uint64_t))) == NULL)
-            return fail("ERROR: out of memory");
+            return rqa_fail(G.ctx, "ERROR: out of memory");
     gups_init(G.T, &G.a, G.me);
     nstreams = gups_streams(&G.a, G.me, G.np, x0, len); /* jump-ahead, untimed */
     rq_handler_register(G.ctx, H_UPDATE, on_update, NULL, 0);

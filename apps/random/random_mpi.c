@@ -13,6 +13,7 @@
 
 #include "app.h"
 #include "gups.h"
+#include "fail.h"
 #include "placement.h"
 
 struct state {
@@ -62,12 +63,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &S.np);
     const double line_ns = rqa_placement_mpi();
     char err[200];
-    if (gups_parse(argc, argv, S.np, &S.a, err, sizeof err) != 0) {
-        if (S.me == 0)
-            printf("%s\n", err);
-        MPI_Finalize();
-        return 1;
-    }
+    if (gups_parse(argc, argv, S.np, &S.a, err, sizeof err) != 0)
+        return rqa_mpi_fail(err);
     S.first = S.a.blk * (uint64_t)S.me;
     S.nloc = gups_local_words(&S.a, S.me);
     S.T = gups_alloc_table(S.a.blk);

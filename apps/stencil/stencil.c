@@ -24,6 +24,7 @@
 
 #include "app.h"
 #include "grid.h"
+#include "fail.h"
 #include "placement.h"
 
 enum { V_PUT, V_LONG, NVARIANTS };
@@ -104,15 +105,6 @@ static int exchange(uint64_t k)
     return rc;
 }
 
-static int fail(const char *msg)
-{
-    if (G.me == 0)
-        printf("%s\n", msg);
-    fflush(stdout);
-    rq_finalize(G.ctx);
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     if (rq_init(&argc, &argv, &G.ctx) != 0) {
@@ -125,9 +117,9 @@ int main(int argc, char **argv)
     G.variant = rqa_variant(&argc, argv, "variant", variant_names, NVARIANTS, "put");
     char err[200];
     if (G.variant < 0)
-        return fail("ERROR: unknown variant");
+        return rqa_fail(G.ctx, "ERROR: unknown variant");
     if (st_parse(argc, argv, G.np, &G.a, err, sizeof err) != 0)
-        return fail(err);
+        return rqa_fail(G.ctx, err);
     G.slot = (size_t)ST_R * (size_t)(G.a.n / G.a.npx + 1); /* npx <= npy: the widest strip */
     void *seg;
     size_t seg_bytes;
@@ -136,14 +128,14 @@ int main(int argc, char **argv)
         snprintf(err, sizeof err,
                  "ERROR: the halo slots live in the segment: set RQ_SEGMENT_SIZE >= %llu",
                  (unsigned long long)slot_off(2, 0));
-        return fail(err);
+        return rqa_fail(G.ctx, err);
     }
     G.seg = seg;
     if (st_tile_init(&G.t, &G.a, G.me, G.np) != 0)
-        return fail("ERROR: out of memory");
+        return rqa_fail(G.ctx, "ERROR: out of memory");
     G.send = malloc((size_t)ST_DIRS * G.slot * sizeof(double));
     if (G.send == NULL)
-        return fail("ERROR: out of memory");
+        return rqa_fail(G.ctx, "ERROR: out of memory");
     for (int d = 0; d < ST_DIRS; d++)
         G.nnbr += G.t.nbr[d] >= 0;
     rq_handler_register(G.ctx, H_READY, on_ready, NULL, 0);

@@ -11,6 +11,7 @@
 
 #include "app.h"
 #include "grid.h"
+#include "fail.h"
 #include "placement.h"
 
 int main(int argc, char **argv)
@@ -23,12 +24,8 @@ int main(int argc, char **argv)
     struct st_args a;
     struct st_tile t;
     char err[200];
-    if (st_parse(argc, argv, np, &a, err, sizeof err) != 0) {
-        if (me == 0)
-            printf("%s\n", err);
-        MPI_Finalize();
-        return 1;
-    }
+    if (st_parse(argc, argv, np, &a, err, sizeof err) != 0)
+        return rqa_mpi_fail(err);
     if (st_tile_init(&t, &a, me, np) != 0) {
         printf("ERROR: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);

@@ -28,6 +28,7 @@
 #include "app.h"
 #include "flow.h"
 #include "kernel.h"
+#include "fail.h"
 #include "placement.h"
 
 enum { V_AM, V_RQ, V_RQ_BW, V_RQ_ALT, V_RQ_CREDIT, V_DIRECT, NVARIANTS };
@@ -183,18 +184,6 @@ static int iterate_direct(void)
     return rc;
 }
 
-/* Every rank fails the same way (same input); rank 0 says why.  Output is
- * flushed before the exit: rqrun stops the job at the first non-zero
- * exit, which may be another rank's. */
-static int fail(const char *msg)
-{
-    if (G.me == 0)
-        printf("%s\n", msg);
-    fflush(stdout);
-    rq_finalize(G.ctx);
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     if (rq_init(&argc, &argv, &G.ctx) != 0) {
@@ -210,14 +199,15 @@ int main(int argc, char **argv)
     const char *cr_opt = rqa_take_opt(&argc, argv, "credits");
     uint64_t msg_bytes = 4096, credits = 16;
     if (G.variant < 0)
-        return fail("ERROR: unknown variant");
+        return rqa_fail(G.ctx, "ERROR: unknown variant");
     if ((msg_opt != NULL && (rqa_parse_u64(msg_opt, &msg_bytes) != 0 || msg_bytes < 8 ||
                              msg_bytes % 8 != 0 || msg_bytes > (1u << 30))) ||
         (cr_opt != NULL && (rqa_parse_u64(cr_opt, &credits) != 0 || credits < 2 ||
                             credits > (1u << 20))))
-        return fail("ERROR: --msg must be a multiple of 8 in 8..2^30, --credits in 2..2^20");
+        return rqa_fail(G.ctx,
+                        "ERROR: --msg must be a multiple of 8 in 8..2^30, --credits in 2..2^20");
     if (tp_parse(argc, argv, G.np, &G.a, err, sizeof err) != 0)
-        return fail(err);
+        return rqa_fail(G.ctx, err);
     G.chunk = msg_bytes / sizeof(double);
     const size_t colblock = (size_t)G.a.order * (size_t)G.a.bo;
     const uint64_t blk = (uint64_t)G.a.bo * (uint64_t)G.a.bo;
@@ -230,7 +220,7 @@ int main(int argc, char **argv)
             snprintf(err, sizeof err,
                      "ERROR: variant direct keeps A in the segment: set RQ_SEGMENT_SIZE >= %zu",
                      colblock * sizeof(double));
-            return fail(err);
+            return rqa_fail(G.ctx, err);
         }
         G.A = seg;
     } else {
@@ -239,14 +229,14 @@ int main(int argc, char **argv)
     G.B = malloc(colblock * sizeof(double));
     G.T = malloc(blk * sizeof(double));
     if (G.A == NULL || G.B == NULL || G.T == NULL)
-        return fail("ERROR: out of memory");
+        return rqa_fail(G.ctx, "ERROR: out of memory");
     tp_init(G.A, G.B, &G.a, G.me);
     for (int r = 0; r < G.np; r++)
         G.remote_peers += r != G.me && rq_segment_peer(G.ctx, r) == NULL;
     rq_handler_register(G.ctx, H_BLOCK, on_block, NULL, 0);
     rq_queue_open(G.ctx, QID);
     if (G.variant == V_RQ_CREDIT && rqa_credits_init(&G.cr, G.ctx, H_CREDIT, (uint32_t)credits))
-        return fail("ERROR: credits");
+        return rqa_fail(G.ctx, "ERROR: credits");
     const uint64_t per_iter = (uint64_t)(G.np - 1) * ((blk + G.chunk - 1) / G.chunk);
     G.alt.expected = per_iter * (uint64_t)(G.a.iterations + 1);
     if (G.me == 0) {

@@ -15,6 +15,7 @@
 
 #include "app.h"
 #include "kernel.h"
+#include "fail.h"
 #include "placement.h"
 
 enum { V_ALLTOALL, V_ISEND, NVARIANTS };
@@ -30,12 +31,10 @@ int main(int argc, char **argv)
     int variant = rqa_variant(&argc, argv, "variant", variant_names, NVARIANTS, "isend");
     struct tp_args a;
     char err[200];
-    if (variant < 0 || tp_parse(argc, argv, np, &a, err, sizeof err) != 0) {
-        if (me == 0 && variant >= 0)
-            printf("%s\n", err);
-        MPI_Finalize();
-        return 1;
-    }
+    if (variant < 0)
+        return rqa_mpi_fail(NULL); /* rqa_variant said why */
+    if (tp_parse(argc, argv, np, &a, err, sizeof err) != 0)
+        return rqa_mpi_fail(err);
     const size_t colblock = (size_t)a.order * (size_t)a.bo;
     const size_t blk = (size_t)a.bo * (size_t)a.bo;
     if (blk > (size_t)INT32_MAX) {
