@@ -415,15 +415,8 @@ int rqi_poll(rq_ctx_t *ctx)
     int nr = 0; /* handlers run for other nodes' messages */
     if (RQI_UNLIKELY(ctx->ucx != NULL) && rqi_ucx_am_waiting(ctx))
         nr = poll_remote(ctx, batch);
-    /* The empty poll, the common case while waiting: one pass over the
-     * lanes' sequence words, handing released space back on the way. */
-    if (RQI_LIKELY(rqi_vfifo_head(am) == NULL)) {
-        unsigned k = 0;
-        while (k < nl && rqi_ring_rx_peek(&ctx->rx[k]) == NULL)
-            rqi_ring_rx_idle(&ctx->rx[k++]);
-        if (k == nl)
-            return nr;
-    }
+    if (RQI_LIKELY(rqi_vfifo_head(am) == NULL) && rqi_rx_all_empty(ctx))
+        return nr;
     unsigned l = ctx->lane_rr, empty = 0;
     int n = nr;
     rq_msg_t m;

@@ -83,6 +83,17 @@ struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx, struct rqi_ring_rx **rxo);
 /* The same for one lane. */
 struct rqi_pkt *rqi_rx_next_lane(rq_ctx_t *ctx, struct rqi_ring_rx *rx);
 
+/* 1 when no lane has a packet published: the empty poll, the common case
+ * while waiting, in one pass over the lanes' sequence words, handing
+ * released space back to the senders on the way. */
+static RQI_ALWAYS_INLINE int rqi_rx_all_empty(rq_ctx_t *ctx)
+{
+    unsigned k = 0;
+    while (k < ctx->nlanes && rqi_ring_rx_peek(&ctx->rx[k]) == NULL)
+        rqi_ring_rx_idle(&ctx->rx[k++]);
+    return k == ctx->nlanes;
+}
+
 /* Copy the valid packet p at rx's scan into its queue's FIFO (or
  * reassembly) and release its slots.  0, or RQ_ENOMEM (p stays). */
 int rqi_ingest(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p);

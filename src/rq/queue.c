@@ -133,15 +133,8 @@ static unsigned queue_run(rq_ctx_t *ctx, unsigned qid, rq_msg_t *m, unsigned max
     if (rqi_vfifo_head(f) != NULL)
         return n; /* buffered records come after the held views */
     struct rqi_ring_rx *lane = n != 0 ? view->h[view->first + n - 1].rx : NULL;
-    if (lane == NULL) {
-        /* The empty queue, the common case while waiting: one pass over
-         * the lanes' sequence words, as rq_poll's. */
-        unsigned k = 0;
-        while (k < ctx->nlanes && rqi_ring_rx_peek(&ctx->rx[k]) == NULL)
-            rqi_ring_rx_idle(&ctx->rx[k++]);
-        if (k == ctx->nlanes)
-            return n;
-    }
+    if (lane == NULL && rqi_rx_all_empty(ctx))
+        return n; /* the empty queue, as rq_poll's empty poll */
     while (n < max && take_from_ring(ctx, qid, &m[n], &lane)) {
         n++;
         n += take_run(ctx, qid, lane, m + n, max - n);
