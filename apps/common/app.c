@@ -3,6 +3,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,19 @@ int rqa_parse_u64(const char *s, uint64_t *out)
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (*end != '\0' || errno == ERANGE)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int rqa_parse_double(const char *s, double *out)
+{
+    if (s == NULL || *s == '\0')
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end != '\0' || errno == ERANGE || !isfinite(v))
         return -1;
     *out = v;
     return 0;

@@ -46,6 +46,27 @@ int rqa_parse_u64(const char *s, uint64_t *out);
  * the turns; the caller zeroes it when the wait ends. */
 void rqa_spin_turn(unsigned *spins);
 
+/* Parse a whole finite decimal number (strtod syntax, no trailing text)
+ * into *out.  0 or -1. */
+int rqa_parse_double(const char *s, double *out);
+
+/* splitmix64: the next number of the stream whose state is *s.  The
+ * programs draw their inputs from it, so every strategy, variant and the
+ * MPI version see the same data. */
+static inline uint64_t rqa_splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* A uniform double in [0, 1) from the stream *s. */
+static inline double rqa_uniform(uint64_t *s)
+{
+    return (double)(rqa_splitmix(s) >> 11) * 0x1p-53;
+}
+
 /* Median of n doubles (sorts v). */
 double rqa_median(double *v, int n);
 

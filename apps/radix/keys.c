@@ -29,19 +29,11 @@ int rx_parse(int argc, char **argv, struct rx_args *a, char *err, size_t errlen)
     return 0;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 void rx_fill(uint32_t *k, uint64_t n, int r)
 {
     uint64_t s = 0x5eed0000ull + (uint64_t)r;
     for (uint64_t i = 0; i < n; i++)
-        k[i] = (uint32_t)splitmix(&s);
+        k[i] = (uint32_t)rqa_splitmix(&s);
 }
 
 void rx_histogram(const uint32_t *k, uint64_t n, int d, uint64_t h[RX_BUCKETS])
@@ -58,7 +50,7 @@ void rx_fingerprint(const uint32_t *k, uint64_t n, uint64_t fp[3])
     for (uint64_t i = 0; i < n; i++) {
         uint64_t s = k[i];
         fp[1] += k[i];
-        fp[2] += splitmix(&s);
+        fp[2] += rqa_splitmix(&s);
     }
 }
 

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "app.h"
+
 #define SP_MAX_ROWS (1 << 26)
 #define SP_MAX_NNZ  ((int64_t)1 << 31)
 
@@ -188,15 +190,6 @@ static void ic0(struct sp_csr *L)
     }
 }
 
-/* Deterministic generator (splitmix64). */
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* The Laplacian + I of a graph given by its lower edges (i > j), as
  * lower triplets, then IC(0). */
 static int laplacian_ic0(int n, struct trip *edges, int64_t ne, struct sp_csr *L, char *err,
@@ -268,12 +261,12 @@ static int gen_power(int n, int64_t ne, uint64_t seed, struct sp_csr *L, char *e
     int64_t have = 0;
     while (have < ne) {
         for (int64_t k = have; k < ne; k++) {
-            int i = 1 + (int)(mix(&seed) % (uint64_t)(n - 1)), j;
-            if (mix(&seed) % 4 != 0) {
-                int d = 1 + (int)(mix(&seed) % 8);
+            int i = 1 + (int)(rqa_splitmix(&seed) % (uint64_t)(n - 1)), j;
+            if (rqa_splitmix(&seed) % 4 != 0) {
+                int d = 1 + (int)(rqa_splitmix(&seed) % 8);
                 j = i - (d < i ? d : i);
             } else {
-                j = (int)(mix(&seed) % (uint64_t)i);
+                j = (int)(rqa_splitmix(&seed) % (uint64_t)i);
             }
             e[k] = (struct trip){i, j, 0};
         }
