@@ -2,6 +2,7 @@
 #include "keys.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
@@ -59,6 +60,67 @@ int rx_sorted(const uint32_t *k, uint64_t n)
     for (uint64_t i = 1; i < n; i++)
         if (k[i - 1] > k[i])
             return 0;
+    return 1;
+}
+
+void rx_local_sort(uint32_t *k, uint32_t *tmp, uint64_t n)
+{
+    uint32_t *from = k, *to = tmp;
+    for (int d = 0; d < RX_PASSES; d++) {
+        uint64_t at[RX_BUCKETS], s = 0;
+        rx_histogram(from, n, d, at);
+        for (unsigned b = 0; b < RX_BUCKETS; b++) {
+            const uint64_t c = at[b];
+            at[b] = s;
+            s += c;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            to[at[rx_digit(from[i], d)]++] = from[i];
+        uint32_t *t = from;
+        from = to;
+        to = t;
+    }
+    /* An even number of passes: the keys are back in k. */
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
+void rx_splitters(uint32_t *samples, int np, unsigned s, uint32_t *split)
+{
+    qsort(samples, (size_t)np * s, sizeof *samples, cmp_u32);
+    for (int i = 1; i < np; i++)
+        split[i - 1] = samples[(size_t)i * s];
+}
+
+void rx_summary(const uint32_t *k, uint64_t n, int me, int np, uint64_t *v)
+{
+    memset(v, 0, RX_SUMMARY_LEN(np) * sizeof *v);
+    rx_fingerprint(k, n, v);
+    v[3] = !rx_sorted(k, n);
+    v[4 + 3 * me] = n;
+    if (n > 0) {
+        v[5 + 3 * me] = k[0];
+        v[6 + 3 * me] = k[n - 1];
+    }
+}
+
+int rx_summary_ok(const uint64_t *sum, const uint64_t fp_in[3], int np)
+{
+    if (memcmp(sum, fp_in, 3 * sizeof *sum) != 0 || sum[3] != 0)
+        return 0;
+    uint64_t last = 0;
+    for (int r = 0; r < np; r++) {
+        const uint64_t *e = sum + 4 + 3 * r;
+        if (e[0] == 0)
+            continue;
+        if (e[1] < last)
+            return 0;
+        last = e[2];
+    }
     return 1;
 }
 

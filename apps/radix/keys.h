@@ -39,6 +39,37 @@ void rx_fingerprint(const uint32_t *k, uint64_t n, uint64_t fp[3]);
 /* 1 if k[0..n) is non-decreasing. */
 int rx_sorted(const uint32_t *k, uint64_t n);
 
+/* Sort k[0..n) locally (LSD radix, 4 passes; tmp holds n keys). */
+void rx_local_sort(uint32_t *k, uint32_t *tmp, uint64_t n);
+
+/* Sample sort's splitters: from np*s samples (sorted here), the np-1 keys
+ * that cut them into equal parts. */
+void rx_splitters(uint32_t *samples, int np, unsigned s, uint32_t *split);
+
+/* The rank a key goes to: the number of splitters <= key. */
+static inline int rx_bucket(uint32_t key, const uint32_t *split, int np)
+{
+    int lo = 0, hi = np - 1; /* answer in [lo, hi] */
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (split[mid] <= key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The check of a distributed sort, in one vector that the ranks add up
+ * (any allreduce, SUM of uint64): RX_SUMMARY_LEN(np) words.  Rank me
+ * fills it from its n output keys (zeros elsewhere); rx_summary_ok says
+ * whether the sum shows every rank sorted, the ranks in order (empty
+ * ranks skipped) and the same multiset as the input's fingerprint (the
+ * sum of rx_fingerprint over the ranks' inputs). */
+#define RX_SUMMARY_LEN(np) (4 + 3 * (size_t)(np))
+void rx_summary(const uint32_t *k, uint64_t n, int me, int np, uint64_t *v);
+int rx_summary_ok(const uint64_t *sum, const uint64_t fp_in[3], int np);
+
 /* Result lines (rank 0): "Solution validates" or the error line, then
  * "<prog>: ranks=P keys_per_rank=n time_s=t Mkeys_per_s=r".  0 ok, 1 not. */
 int rx_result(const char *prog, int ok, int np, const struct rx_args *a, double t);

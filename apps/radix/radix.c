@@ -45,6 +45,7 @@ static struct {
     uint64_t       off[2];          /* their offsets in every segment */
     uint32_t      *tmp;             /* bulk: this pass's keys by digit */
     uint64_t      *hist, *all;      /* np x RX_BUCKETS: mine, everyone's */
+    uint64_t      *sum, *sum_all;   /* the check (rx_summary) */
     int            dst;             /* am: the array keys land in this pass */
     volatile uint64_t got;          /* am: keys landed here this pass */
     uint64_t       bad;
@@ -174,8 +175,10 @@ int main(int argc, char **argv)
     G.tmp = malloc(G.a.n * sizeof(uint32_t));
     G.hist = malloc((size_t)G.np * RX_BUCKETS * sizeof *G.hist);
     G.all = malloc((size_t)G.np * RX_BUCKETS * sizeof *G.all);
+    G.sum = malloc(2 * RX_SUMMARY_LEN(G.np) * sizeof *G.sum);
+    G.sum_all = G.sum + RX_SUMMARY_LEN(G.np);
     double *times = malloc((size_t)G.a.reps * sizeof *times);
-    if (G.tmp == NULL || G.hist == NULL || G.all == NULL || times == NULL)
+    if (G.tmp == NULL || G.hist == NULL || G.all == NULL || G.sum == NULL || times == NULL)
         return rqa_fail(G.ctx, "ERROR: out of memory");
     rq_handler_register(G.ctx, H_KEY, on_key, NULL, 0);
     if (G.me == 0) {
@@ -202,27 +205,11 @@ int main(int argc, char **argv)
         if (rc == 0)
             rc = rq_allreduce(G.ctx, &mine, &times[rep], 1, RQ_DOUBLE, RQ_MAX);
         /* Sorted here, the ranks in order, and the same multiset. */
-        const uint32_t *k = G.arr[RX_PASSES & 1];
-        uint64_t fp[3], fp_all[3];
-        rx_fingerprint(k, G.a.n, fp);
-        uint64_t *ends = calloc(2 * (size_t)G.np, sizeof *ends), *ends_all =
-            calloc(2 * (size_t)G.np, sizeof *ends_all);
-        if (ends == NULL || ends_all == NULL)
-            return rqa_fail(G.ctx, "ERROR: out of memory");
-        ends[2 * G.me] = k[0];
-        ends[2 * G.me + 1] = k[G.a.n - 1];
-        int64_t mine_ok = rx_sorted(k, G.a.n), all_ok = 0;
-        if (rc == 0)
-            rc = rq_allreduce(G.ctx, fp, fp_all, 3, RQ_UINT64, RQ_SUM);
-        if (rc == 0)
-            rc = rq_allreduce(G.ctx, ends, ends_all, 2 * (size_t)G.np, RQ_UINT64, RQ_SUM);
-        if (rc == 0)
-            rc = rq_allreduce(G.ctx, &mine_ok, &all_ok, 1, RQ_INT64, RQ_MIN);
-        ok &= all_ok == 1 && memcmp(fp_all, fp_in_all, sizeof fp_all) == 0;
-        for (int r = 0; r + 1 < G.np; r++)
-            ok &= ends_all[2 * r + 1] <= ends_all[2 * r + 2];
-        free(ends);
-        free(ends_all);
+        if (rc == 0) {
+            rx_summary(G.arr[RX_PASSES & 1], G.a.n, G.me, G.np, G.sum);
+            rc = rq_allreduce(G.ctx, G.sum, G.sum_all, RX_SUMMARY_LEN(G.np), RQ_UINT64, RQ_SUM);
+        }
+        ok &= rc == 0 && rx_summary_ok(G.sum_all, fp_in_all, G.np);
     }
     uint64_t bad = G.bad, tot_bad = 0;
     if (rc == 0)
@@ -239,6 +226,7 @@ int main(int argc, char **argv)
     free(G.tmp);
     free(G.hist);
     free(G.all);
+    free(G.sum);
     free(times);
     fflush(stdout);
     if (rq_finalize(G.ctx) != 0)

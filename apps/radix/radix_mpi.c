@@ -15,6 +15,7 @@
 
 #include "app.h"
 #include "keys.h"
+#include "keys_mpi.h"
 #include "fail.h"
 #include "placement.h"
 
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
     int ok = 1;
     for (int rep = 0; rep < S.a.reps; rep++) {
         rx_fill(S.src, n, S.me);
-        uint64_t fp_in[3], fp_in_all[3], fp[3], fp_all[3];
+        uint64_t fp_in[3], fp_in_all[3];
         rx_fingerprint(S.src, n, fp_in);
         MPI_Allreduce(fp_in, fp_in_all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -135,16 +136,7 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         double mine = MPI_Wtime() - t0;
         MPI_Allreduce(&mine, &times[rep], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        rx_fingerprint(S.src, n, fp);
-        MPI_Allreduce(fp, fp_all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-        uint32_t ends[2] = {S.src[0], S.src[n - 1]}, *all_ends = malloc(2 * (size_t)S.np * 4);
-        MPI_Allgather(ends, 2, MPI_UINT32_T, all_ends, 2, MPI_UINT32_T, MPI_COMM_WORLD);
-        int mine_ok = rx_sorted(S.src, n), all_ok;
-        MPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        ok &= all_ok && memcmp(fp_all, fp_in_all, sizeof fp_all) == 0;
-        for (int r = 0; r + 1 < S.np; r++)
-            ok &= all_ends[2 * r + 1] <= all_ends[2 * r + 2];
-        free(all_ends);
+        ok &= rx_check_mpi(S.src, n, S.me, S.np, fp_in_all);
     }
     int bad = 0;
     if (S.me == 0)
