@@ -83,6 +83,20 @@ void rx_local_sort(uint32_t *k, uint32_t *tmp, uint64_t n)
     /* An even number of passes: the keys are back in k. */
 }
 
+void rx_merge_split(const uint32_t *a, const uint32_t *b, uint64_t n, int keep_low,
+                    uint32_t *out)
+{
+    if (keep_low) {
+        uint64_t i = 0, j = 0;
+        for (uint64_t k = 0; k < n; k++)
+            out[k] = (j >= n || (i < n && a[i] <= b[j])) ? a[i++] : b[j++];
+    } else {
+        uint64_t i = n, j = n; /* one past the next candidates */
+        for (uint64_t k = n; k-- > 0;)
+            out[k] = (j == 0 || (i > 0 && a[i - 1] >= b[j - 1])) ? a[--i] : b[--j];
+    }
+}
+
 static int cmp_u32(const void *x, const void *y)
 {
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;

@@ -42,6 +42,11 @@ int rx_sorted(const uint32_t *k, uint64_t n);
 /* Sort k[0..n) locally (LSD radix, 4 passes; tmp holds n keys). */
 void rx_local_sort(uint32_t *k, uint32_t *tmp, uint64_t n);
 
+/* Bitonic sort's merge-split: of the 2n keys in the sorted blocks a and b,
+ * the n smallest (keep_low) or the n largest, sorted, into out. */
+void rx_merge_split(const uint32_t *a, const uint32_t *b, uint64_t n, int keep_low,
+                    uint32_t *out);
+
 /* Sample sort's splitters: from np*s samples (sorted here), the np-1 keys
  * that cut them into equal parts. */
 void rx_splitters(uint32_t *samples, int np, unsigned s, uint32_t *split);
