@@ -1,0 +1,194 @@
+/* cannon / mm - the Split-C matrix multiplies (Split-C NP paper, Table 2)
+ * on librq (the schedules: mat.h).  A rank's blocks of A and B live in its
+ * segment; at each step every rank fetches the two blocks each of its C
+ * blocks needs, by global address, and multiplies.  --variant (or
+ * RQAPP_VARIANT):
+ *
+ *   get   split-phase: the next step's blocks are requested (rq_get)
+ *         before this step's multiply and waited for (rq_sync) after it,
+ *         so the data moves while the rank computes (default)
+ *   read  blocking rq_read of each block when it is needed: no overlap
+ *
+ * RQ_GAS_STRATEGY (direct, np, proc) decides who moves the data: under np
+ * the network processor copies the next step's blocks during the
+ * multiply; under direct the initiator copies them at the request.
+ *
+ * Usage: cannon [--variant V] [--reps R] <matrix order>
+ *        mm     [--variant V] [--reps R] [--block B] <matrix order> */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rq.h>
+
+#include "app.h"
+#include "fail.h"
+#include "mat.h"
+#include "placement.h"
+
+#ifdef MM_CANNON
+#define MM_PROGRAM "cannon"
+#define MM_SKEW 1
+#else
+#define MM_PROGRAM "mm"
+#define MM_SKEW 0
+#endif
+
+enum { V_GET, V_READ, NVARIANTS };
+static const char *const variant_names[NVARIANTS] = {"get", "read"};
+
+static struct {
+    rq_ctx_t      *ctx;
+    int            me, np, variant;
+    struct mm_plan p;
+    size_t         bs;           /* doubles per block */
+    double        *buf[2][2];    /* [parity][A or B]: nslots blocks each */
+    double        *c;            /* my C blocks */
+} G;
+
+/* Segment offset of block v of A (which 0) or B (1) at its owner. */
+static uint64_t block_off(int which, uint64_t v)
+{
+    return ((uint64_t)which * G.p.nslots + mm_slot(&G.p, v)) * G.bs * sizeof(double);
+}
+
+/* Request (get) or read (read) the blocks step s needs into buf[par]. */
+static int fetch(unsigned s, int par)
+{
+    int rc = 0;
+    for (unsigned slot = 0; slot < G.p.nslots && rc == 0; slot++) {
+        const uint64_t v = mm_block(&G.p, G.me, slot);
+        if (v == UINT64_MAX)
+            break;
+        const uint64_t k = mm_k(&G.p, v, s), i = v / G.p.nb, j = v % G.p.nb;
+        const uint64_t src[2] = {i * G.p.nb + k, k * G.p.nb + j};
+        for (int w = 0; w < 2 && rc == 0; w++) {
+            double *dst = G.buf[par][w] + (size_t)slot * G.bs;
+            const int owner = mm_owner(&G.p, src[w]);
+            const uint64_t off = block_off(w, src[w]);
+            rc = G.variant == V_GET ? rq_get(G.ctx, dst, owner, off, G.bs * sizeof(double), 0)
+                                    : rq_read(G.ctx, dst, owner, off, G.bs * sizeof(double));
+        }
+    }
+    return rc;
+}
+
+static void multiply(int par)
+{
+    for (unsigned slot = 0; slot < G.p.nslots; slot++) {
+        if (mm_block(&G.p, G.me, slot) == UINT64_MAX)
+            break;
+        const size_t at = (size_t)slot * G.bs;
+        mm_block_fma(G.p.b, G.buf[par][0] + at, G.buf[par][1] + at, G.c + at);
+    }
+}
+
+static int product(void)
+{
+    memset(G.c, 0, G.p.nslots * G.bs * sizeof *G.c);
+    int rc = 0, par = 0;
+    if (G.variant == V_GET) {
+        rc = fetch(0, 0);
+        if (rc == 0)
+            rc = rq_sync(G.ctx);
+    }
+    for (unsigned s = 0; s < G.p.nb && rc == 0; s++) {
+        if (G.variant == V_READ) {
+            rc = fetch(s, par);
+            if (rc == 0)
+                multiply(par);
+            continue;
+        }
+        if (s + 1 < G.p.nb)
+            rc = fetch(s + 1, par ^ 1);
+        multiply(par);
+        if (rc == 0)
+            rc = rq_sync(G.ctx);
+        par ^= 1;
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (rq_init(&argc, &argv, &G.ctx) != 0) {
+        fprintf(stderr, MM_PROGRAM ": rq_init failed\n");
+        return 1;
+    }
+    G.me = rq_rank(G.ctx);
+    G.np = rq_size(G.ctx);
+    const double line_ns = rqa_placement_rq(G.ctx);
+    G.variant = rqa_variant(&argc, argv, "variant", variant_names, NVARIANTS, "get");
+    char err[200];
+    if (G.variant < 0)
+        return rqa_fail(G.ctx, "ERROR: unknown variant");
+    if (mm_parse(argc, argv, G.np, MM_SKEW, &G.p, err, sizeof err) != 0)
+        return rqa_fail(G.ctx, err);
+    G.bs = (size_t)G.p.b * G.p.b;
+    const uint64_t need = 2ull * G.p.nslots * G.bs * sizeof(double);
+    void *seg;
+    size_t seg_bytes;
+    rq_segment(G.ctx, &seg, &seg_bytes);
+    if (need > seg_bytes) {
+        snprintf(err, sizeof err, "ERROR: the blocks of A and B live in the segment: set "
+                 "RQ_SEGMENT_SIZE >= %llu", (unsigned long long)need);
+        return rqa_fail(G.ctx, err);
+    }
+    const size_t mine = G.p.nslots * G.bs;
+    double *all = malloc(5 * mine * sizeof *all);
+    double *times = malloc((size_t)G.p.reps * sizeof *times);
+    if (all == NULL || times == NULL)
+        return rqa_fail(G.ctx, "ERROR: out of memory");
+    for (int k = 0; k < 4; k++)
+        G.buf[k / 2][k % 2] = all + (size_t)k * mine;
+    G.c = all + 4 * mine;
+    for (unsigned slot = 0; slot < G.p.nslots; slot++) {
+        const uint64_t v = mm_block(&G.p, G.me, slot);
+        if (v == UINT64_MAX)
+            break;
+        for (int w = 0; w < 2; w++)
+            mm_fill(&G.p, w, v, (double *)((char *)seg + block_off(w, v)));
+    }
+    if (G.me == 0) {
+        printf("Split-C %s matrix multiply\n", MM_SKEW ? "Cannon" : "blocked");
+        printf("Number of ranks      = %d\n", G.np);
+        printf("Matrix order         = %llu\n", (unsigned long long)G.p.N);
+        printf("Blocks               = %ux%u of order %u\n", G.p.nb, G.p.nb, G.p.b);
+        printf("Variant              = %s\n", variant_names[G.variant]);
+        printf("Strategy             = %s\n",
+               getenv("RQ_GAS_STRATEGY") ? getenv("RQ_GAS_STRATEGY") : "direct");
+        rqa_placement_print(line_ns);
+    }
+    int rc = rq_barrier(G.ctx); /* every A and B block written */
+    for (int rep = 0; rep < G.p.reps && rc == 0; rep++) {
+        rc = rq_barrier(G.ctx);
+        const double t0 = rqa_now();
+        if (rc == 0)
+            rc = product();
+        double t = rqa_now() - t0;
+        if (rc == 0)
+            rc = rq_allreduce(G.ctx, &t, &times[rep], 1, RQ_DOUBLE, RQ_MAX);
+    }
+    int64_t ok = 1, all_ok = 0;
+    for (unsigned slot = 0; slot < G.p.nslots && rc == 0; slot++) {
+        const uint64_t v = mm_block(&G.p, G.me, slot);
+        if (v != UINT64_MAX)
+            ok &= mm_check_block(&G.p, v, G.c + (size_t)slot * G.bs);
+    }
+    if (rc == 0)
+        rc = rq_allreduce(G.ctx, &ok, &all_ok, 1, RQ_INT64, RQ_MIN);
+    int failed = rc != 0 || all_ok != 1;
+    if (G.me == 0) {
+        if (rc != 0)
+            printf("ERROR: communication failed: %s\n", rq_strerror(rc));
+        else
+            failed = mm_result(MM_PROGRAM, all_ok == 1, &G.p, rqa_median(times, G.p.reps));
+    }
+    free(all);
+    free(times);
+    fflush(stdout);
+    if (rq_finalize(G.ctx) != 0)
+        failed = 1;
+    return failed;
+}
