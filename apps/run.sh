@@ -1,13 +1,17 @@
 #!/bin/sh
 # apps/run.sh - run every application and kernel (transpose, sptrsv,
-# random, p2p, stencil, radix under each strategy), every variant and its MPI peer in one invocation, at 1, 2, 4 and 8 ranks on this node (counts above the
+# random, p2p, stencil, and the Split-C programs radix, sample, bitonic,
+# cannon, mm, fft, em3d under each strategy), every variant and its MPI
+# peer in one invocation, at 1, 2, 4 and 8 ranks on this node (counts above the
 # cores marked '*': oversubscribed) and across two simulated nodes
 # (tests/two_nodes.sh: UCX between the halves), then print one table per
 # application: time, speedup over 1 rank, and librq / MPI.
 #
 #   apps/run.sh [--quick] [--out DIR]
 #
-# --quick: small inputs, under a minute.  DIR (default apps-results)
+# --quick: small inputs and, for the Split-C programs, the default variant
+# of each (radix and radixb, sample and sampleb, fft and fftb: both),
+# about a minute.  DIR (default apps-results)
 # receives apps.csv, apps.json (jq) and one SVG per application (gnuplot),
 # like rqbench's outputs.  Binaries: $RQAPP_BIN (default: next to this
 # script when installed, else build/apps); rqrun from $RQRUN or PATH.
@@ -36,10 +40,23 @@ echo "app,impl,variant,where,ranks,oversubscribed,time_s,rate,line_ns" > "$csv"
 if [ $quick = 1 ]; then
     tp_args="5 1024 32" sp_args="--levels --block 8 --reps 11 pwr10"
     gu_args="2 20" p2_args="10 500 500" st_args="10 500" rx_args="--reps 3 100000"
+    bi_args="--reps 3 100000" ca_args="--reps 3 256" mm_args="--reps 3 --block 16 128"
+    ff_args="--reps 3 16" em_args="--reps 3 5000 10 0.2 20"
+    sx_vars="radix:store,bulk sample:store,bulk bitonic:get cannon:get mm:get fft:store,bulk em3d:bulk"
 else
     tp_args="10 4096 32" sp_args="--levels --block 8 --reps 51 pwr10"
     gu_args="4 24" p2_args="20 1000 1000" st_args="20 2000" rx_args="--reps 5 2000000"
+    bi_args="--reps 5 1000000" ca_args="--reps 3 768" mm_args="--reps 5 --block 16 256"
+    ff_args="--reps 5 20" em_args="--reps 5 20000 10 0.2 50"
+    sx_vars="radix:store,bulk,am sample:store,bulk,am bitonic:get,store cannon:get,read
+             mm:get,read fft:store,bulk em3d:get,store,bulk,am"
 fi
+sx_args() { # the arguments of a Split-C program
+    case $1 in
+    radix|sample) echo "$rx_args" ;; bitonic) echo "$bi_args" ;; cannon) echo "$ca_args" ;;
+    mm) echo "$mm_args" ;; fft) echo "$ff_args" ;; em3d) echo "$em_args" ;;
+    esac
+}
 # The direct variant keeps A in the segment (order * order / ranks doubles).
 export RQ_SEGMENT_SIZE=$((256 << 20))
 
@@ -93,12 +110,22 @@ run_s() { # app impl variant where ranks cmd...
     t=$(echo "$r" | sed -n 's/.* time_s=\([0-9.e+-]*\).*/\1/p')
     row "$app" "$impl" "$v" "$w" "$n" "$t" "" "$(line_of "$r")"
 }
-splitc() { # where ranks launcher...
+splitc() { # where ranks launcher...: each program's variants ($sx_vars)
+    # under each strategy; bitonic needs a power of two (1, 2, 4, 8 are)
     w=$1 n=$2; shift 2
-    for s in direct np proc; do
-        for v in store bulk am; do
-            RQ_GAS_STRATEGY=$s run_s radix librq "$v-$s" "$w" $n "$@" "$bin/radix" --variant $v $rx_args
+    # (run_s sets app, v, w, n: the loops use names of their own)
+    for pv in $sx_vars; do
+        sx=${pv%%:*}
+        for sv in $(echo "${pv#*:}" | tr , ' '); do
+            for ss in direct np proc; do
+                RQ_GAS_STRATEGY=$ss run_s $sx librq "$sv-$ss" "$w" $n "$@" "$bin/$sx" --variant $sv $(sx_args $sx)
+            done
         done
+    done
+}
+splitc_mpi() { # ranks: each Split-C program's MPI version
+    for sx in radix sample bitonic cannon mm fft em3d; do
+        run_s $sx mpi mpi node $1 mpirun -n $1 --oversubscribe "$bin/$sx-mpi" $(sx_args $sx)
     done
 }
 
@@ -107,7 +134,7 @@ for n in 1 2 4 8; do
     kernels node $n "$rqrun" -n $n
     splitc node $n "$rqrun" -n $n
     if [ -x "$bin/random-mpi" ]; then
-        run_s radix mpi alltoallv node $n mpirun -n $n --oversubscribe "$bin/radix-mpi" $rx_args
+        splitc_mpi $n
         run_k random mpi alltoallv node $n mpirun -n $n --oversubscribe "$bin/random-mpi" $gu_args
         run_k p2p mpi sendrecv node $n mpirun -n $n --oversubscribe "$bin/p2p-mpi" $p2_args
         run_k stencil mpi isend node $n mpirun -n $n --oversubscribe "$bin/stencil-mpi" $st_args
@@ -154,8 +181,9 @@ END {
   n = split("1 2 4 8", R, " ")
   for (key in apps) {
     split(key, k, SUBSEP)
-    printf "\n%s (%s): time in seconds (%s), speedup over 1 rank in ()\n", k[1], k[2],
-           k[1] == "sptrsv" ? "per solve" : k[1] == "random" ? "the timed pass" : k[1] == "radix" ? "per sort" : "per iteration"
+    printf "\n%s (%s): time in seconds (%s), %s\n", k[1], k[2],
+           k[1] == "sptrsv" ? "per solve" : k[1] == "random" ? "the timed pass" : k[1] ~ /^(radix|sample|bitonic)$/ ? "per sort" : k[1] ~ /^(cannon|mm)$/ ? "per product" : k[1] == "fft" ? "per transform" : k[1] == "em3d" ? "all iterations" : "per iteration",
+           k[1] ~ /^(radix|sample|bitonic|em3d)$/ ? "1-rank time / time in () (the same work per rank: 1.00 is ideal)" : "speedup over 1 rank in ()"
     printf "  %-28s", "impl/variant"
     for (i = 1; i <= n; i++) printf " %18s", R[i] (R[i] > cores ? "*" : "")
     printf "\n"
@@ -170,12 +198,15 @@ END {
       }
       printf "\n"
     }
-    printf "  %-28s", "ideal: best 1-rank / ranks"
+    # Weak scaling (a fixed size per rank: the sorts, em3d): the ideal
+    # time stays the 1-rank time; strong scaling: it falls as 1 / ranks.
+    weak = k[1] ~ /^(radix|sample|bitonic|em3d)$/
+    printf "  %-28s", weak ? "ideal: best 1-rank (per rank)" : "ideal: best 1-rank / ranks"
     for (i = 1; i <= n; i++) {
       b1 = ""
       for (kv in vars) { split(kv, q, SUBSEP); if (q[1] SUBSEP q[2] != key) continue
                          x = t[key, q[3], 1]; if (x != "" && (b1 == "" || x < b1)) b1 = x }
-      if (b1 == "") printf " %18s", "-"; else printf " %9.6f         ", b1 / R[i]
+      if (b1 == "") printf " %18s", "-"; else printf " %9.6f         ", weak ? b1 : b1 / R[i]
     }
     printf "\n"
     printf "  %-28s", "line latency L (ns), runs"
@@ -196,24 +227,36 @@ END {
 
 # The Split-C NP paper's Table 2 / Figures 9-10: per program and variant,
 # the time under np normalised to proc (above 1: the network processor
-# costs more than the target moving the data itself), and direct to proc.
+# costs more than the target moving the data itself), and direct to proc,
+# at each rank count; then the paper's np/proc (Meiko CS-2 | Paragon).
 awk -F, '
-NR > 1 && $1 == "radix" && $2 == "librq" && $4 == "node" {
-  n = split($3, vs, "-"); v = vs[1]; s = vs[n]; t[v, s, $5] = $7; vars[v] = 1; ranks[$5] = 1 }
+BEGIN {
+  split("radix/store radix/bulk sample/store sample/bulk bitonic/get cannon/get mm/get fft/store fft/bulk", K, " ")
+  split("radix radixb sample sampleb bitonic cannon mm fft fftb", N, " ")
+  split("1.57|0.93 0.94|1.00 1.21|0.87 1.00|0.98 0.94|1.00 0.89|1.00 0.80|0.98 0.77|0.87 0.92|0.96", P, " ")
+  for (i in K) { paper_name[K[i]] = N[i]; paper[K[i]] = P[i] }
+}
+NR > 1 && $2 == "librq" && $4 == "node" && $1 ~ /^(radix|sample|bitonic|cannon|mm|fft|em3d)$/ {
+  n = split($3, vs, "-"); s = vs[n]; v = $1 "/" substr($3, 1, length($3) - length(s) - 1)
+  t[v, s, $5] = $7; vars[v] = 1; ranks[$5] = 1 }
 END {
-  printf "\nradix (node): time under np / proc and direct / proc, per variant (Split-C NP paper, Table 2)\n"
-  printf "  %-12s", "variant"
+  printf "\nSplit-C programs (node): time under np / proc and direct / proc (Split-C NP paper, Table 2, Figures 9-10)\n"
+  printf "  %-16s %-8s", "program/variant", "paper"
   for (r = 1; r <= 8; r *= 2) if (r in ranks) printf " %17s", r " ranks np|direct"
-  printf "\n"
-  for (v in vars) {
-    printf "  %-12s", v
+  printf " %12s\n", "paper np/proc"
+  m = 0
+  for (v in vars) { order[++m] = v
+                    for (j = m; j > 1 && order[j - 1] > order[j]; j--) { x = order[j]; order[j] = order[j - 1]; order[j - 1] = x } }
+  for (i = 1; i <= m; i++) {
+    v = order[i]
+    printf "  %-16s %-8s", v, (v in paper_name) ? paper_name[v] : "-"
     for (r = 1; r <= 8; r *= 2) {
       if (!(r in ranks)) continue
       p = t[v, "proc", r]; a = t[v, "np", r]; d = t[v, "direct", r]
       if (p == "" || p <= 0 || a == "" || d == "") printf " %17s", "-"
       else printf " %8.2f %8.2f", a / p, d / p
     }
-    printf "\n"
+    printf " %12s\n", (v in paper) ? paper[v] : "-"
   }
 }' "$csv"
 
@@ -222,7 +265,7 @@ if command -v jq >/dev/null; then
               map([$h, .] | transpose | map({(.[0]): .[1]}) | add)' "$csv" > "$out/apps.json"
 fi
 if command -v gnuplot >/dev/null; then
-    for app in transpose sptrsv random p2p stencil radix; do
+    for app in transpose sptrsv random p2p stencil radix sample bitonic cannon mm fft em3d; do
         dat=$out/$app.dat
         : > "$dat"
         awk -F, -v a=$app 'NR > 1 && $1 == a && $4 == "node" {print $2 "/" $3 "," $5 "," $7}' "$csv" |
