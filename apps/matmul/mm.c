@@ -4,14 +4,15 @@
  * blocks needs, by global address, and multiplies.  --variant (or
  * RQAPP_VARIANT):
  *
- *   get   split-phase: the next step's blocks are requested (rq_get)
- *         before this step's multiply and waited for (rq_sync) after it,
- *         so the data moves while the rank computes (default)
+ *   get   split-phase: the next block pair is requested (rq_get) before
+ *         this pair's multiply and waited for (rq_sync) after it, so the
+ *         data moves while the rank computes (default)
  *   read  blocking rq_read of each block when it is needed: no overlap
  *
  * RQ_GAS_STRATEGY (direct, np, proc) decides who moves the data: under np
- * the network processor copies the next step's blocks during the
- * multiply; under direct the initiator copies them at the request.
+ * the network processor copies the next pair during the multiply; under
+ * direct the initiator copies it at the request.  One pair ahead, not a
+ * whole step: the pair is still in cache when it is multiplied.
  *
  * Usage: cannon [--variant V] [--reps R] <matrix order>
  *        mm     [--variant V] [--reps R] [--block B] <matrix order> */
@@ -43,7 +44,7 @@ static struct {
     int            me, np, variant;
     struct mm_plan p;
     size_t         bs;           /* doubles per block */
-    double        *buf[2][2];    /* [parity][A or B]: nslots blocks each */
+    double        *buf[2][2];    /* [parity][A or B]: one block each */
     double        *c;            /* my C blocks */
 } G;
 
@@ -53,59 +54,52 @@ static uint64_t block_off(int which, uint64_t v)
     return ((uint64_t)which * G.p.nslots + mm_slot(&G.p, v)) * G.bs * sizeof(double);
 }
 
-/* Request (get) or read (read) the blocks step s needs into buf[par]. */
-static int fetch(unsigned s, int par)
+/* The work items, in order: (step, slot) for each step, each of my
+ * blocks.  Request (get) or read (read) the two blocks of item t into
+ * buf[par]. */
+static int fetch(uint64_t t, unsigned mine, int par)
 {
+    const uint64_t v = mm_block(&G.p, G.me, (unsigned)(t % mine));
+    const unsigned s = (unsigned)(t / mine);
+    const uint64_t k = mm_k(&G.p, v, s), i = v / G.p.nb, j = v % G.p.nb;
+    const uint64_t src[2] = {i * G.p.nb + k, k * G.p.nb + j};
     int rc = 0;
-    for (unsigned slot = 0; slot < G.p.nslots && rc == 0; slot++) {
-        const uint64_t v = mm_block(&G.p, G.me, slot);
-        if (v == UINT64_MAX)
-            break;
-        const uint64_t k = mm_k(&G.p, v, s), i = v / G.p.nb, j = v % G.p.nb;
-        const uint64_t src[2] = {i * G.p.nb + k, k * G.p.nb + j};
-        for (int w = 0; w < 2 && rc == 0; w++) {
-            double *dst = G.buf[par][w] + (size_t)slot * G.bs;
-            const int owner = mm_owner(&G.p, src[w]);
-            const uint64_t off = block_off(w, src[w]);
-            rc = G.variant == V_GET ? rq_get(G.ctx, dst, owner, off, G.bs * sizeof(double), 0)
-                                    : rq_read(G.ctx, dst, owner, off, G.bs * sizeof(double));
-        }
+    for (int w = 0; w < 2 && rc == 0; w++) {
+        const int owner = mm_owner(&G.p, src[w]);
+        const uint64_t off = block_off(w, src[w]);
+        rc = G.variant == V_GET ? rq_get(G.ctx, G.buf[par][w], owner, off, G.bs * sizeof(double), 0)
+                                : rq_read(G.ctx, G.buf[par][w], owner, off, G.bs * sizeof(double));
     }
     return rc;
 }
 
-static void multiply(int par)
-{
-    for (unsigned slot = 0; slot < G.p.nslots; slot++) {
-        if (mm_block(&G.p, G.me, slot) == UINT64_MAX)
-            break;
-        const size_t at = (size_t)slot * G.bs;
-        mm_block_fma(G.p.b, G.buf[par][0] + at, G.buf[par][1] + at, G.c + at);
-    }
-}
-
+/* The product, one block pair at a time: under get the next pair moves
+ * while this one is multiplied (and stays in cache until it is used). */
 static int product(void)
 {
     memset(G.c, 0, G.p.nslots * G.bs * sizeof *G.c);
+    unsigned mine = 0;
+    while (mine < G.p.nslots && mm_block(&G.p, G.me, mine) != UINT64_MAX)
+        mine++;
+    const uint64_t items = (uint64_t)G.p.nb * mine;
     int rc = 0, par = 0;
-    if (G.variant == V_GET) {
-        rc = fetch(0, 0);
+    if (items > 0 && G.variant == V_GET) {
+        rc = fetch(0, mine, 0);
         if (rc == 0)
             rc = rq_sync(G.ctx);
     }
-    for (unsigned s = 0; s < G.p.nb && rc == 0; s++) {
-        if (G.variant == V_READ) {
-            rc = fetch(s, par);
-            if (rc == 0)
-                multiply(par);
-            continue;
-        }
-        if (s + 1 < G.p.nb)
-            rc = fetch(s + 1, par ^ 1);
-        multiply(par);
-        if (rc == 0)
+    for (uint64_t t = 0; t < items && rc == 0; t++) {
+        if (G.variant == V_READ)
+            rc = fetch(t, mine, par);
+        else if (t + 1 < items)
+            rc = fetch(t + 1, mine, par ^ 1);
+        if (rc != 0)
+            break;
+        mm_block_fma(G.p.b, G.buf[par][0], G.buf[par][1], G.c + (size_t)(t % mine) * G.bs);
+        if (G.variant == V_GET) {
             rc = rq_sync(G.ctx);
-        par ^= 1;
+            par ^= 1;
+        }
     }
     return rc;
 }
@@ -136,13 +130,13 @@ int main(int argc, char **argv)
         return rqa_fail(G.ctx, err);
     }
     const size_t mine = G.p.nslots * G.bs;
-    double *all = malloc(5 * mine * sizeof *all);
+    double *all = malloc((mine + 4 * G.bs) * sizeof *all);
     double *times = malloc((size_t)G.p.reps * sizeof *times);
     if (all == NULL || times == NULL)
         return rqa_fail(G.ctx, "ERROR: out of memory");
     for (int k = 0; k < 4; k++)
-        G.buf[k / 2][k % 2] = all + (size_t)k * mine;
-    G.c = all + 4 * mine;
+        G.buf[k / 2][k % 2] = all + mine + (size_t)k * G.bs;
+    G.c = all;
     for (unsigned slot = 0; slot < G.p.nslots; slot++) {
         const uint64_t v = mm_block(&G.p, G.me, slot);
         if (v == UINT64_MAX)
