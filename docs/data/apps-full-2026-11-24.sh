@@ -11,3 +11,5 @@ for i in 1 2 3 4 5; do
     build/rqrun -n 4 build/apps/sample --variant bulk --reps 5 2000000 | grep time_s
     mpirun -n 4 --oversubscribe build/apps/sample-mpi --reps 5 2000000 | grep time_s
 done
+# And three alternating rounds at 8 ranks of em3d (bulk), radix (bulk) and
+# stencil (long) against their MPI versions, same sizes as run.sh's.
