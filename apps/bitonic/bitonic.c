@@ -119,8 +119,7 @@ int main(int argc, char **argv)
         printf("Number of ranks      = %d\n", G.np);
         printf("Keys per rank        = %llu\n", (unsigned long long)n);
         printf("Variant              = %s\n", variant_names[G.variant]);
-        printf("Strategy             = %s\n",
-               getenv("RQ_GAS_STRATEGY") ? getenv("RQ_GAS_STRATEGY") : "direct");
+        printf("Strategy             = %s\n", rqa_gas_strategy());
         rqa_placement_print(line_ns);
     }
     int rc = 0, ok = 1;

@@ -131,6 +131,12 @@ int rqa_parse_double(const char *s, double *out)
     return 0;
 }
 
+const char *rqa_gas_strategy(void)
+{
+    const char *s = getenv("RQ_GAS_STRATEGY");
+    return s != NULL ? s : "direct";
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -67,6 +67,10 @@ static inline double rqa_uniform(uint64_t *s)
     return (double)(rqa_splitmix(s) >> 11) * 0x1p-53;
 }
 
+/* The global-address strategy a librq run uses: RQ_GAS_STRATEGY, else
+ * its default, "direct" (for the programs' header lines). */
+const char *rqa_gas_strategy(void);
+
 /* Median of n doubles (sorts v). */
 double rqa_median(double *v, int n);
 

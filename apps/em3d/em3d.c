@@ -320,8 +320,7 @@ int main(int argc, char **argv)
         printf("Ghosts (most, E/H)   = %llu/%llu\n", (unsigned long long)G.maxg[EM_E],
                (unsigned long long)G.maxg[EM_H]);
         printf("Variant              = %s\n", variant_names[G.variant]);
-        printf("Strategy             = %s\n",
-               getenv("RQ_GAS_STRATEGY") ? getenv("RQ_GAS_STRATEGY") : "direct");
+        printf("Strategy             = %s\n", rqa_gas_strategy());
         rqa_placement_print(line_ns);
     }
     for (int rep = 0; rep < G.a.reps && rc == 0; rep++) {
@@ -339,18 +338,9 @@ int main(int argc, char **argv)
     double maxerr = 0;
     if (rc == 0)
         rc = check(&maxerr);
-    uint64_t bad = G.bad, tot_bad = 0;
-    if (rc == 0)
-        rc = rq_allreduce(G.ctx, &bad, &tot_bad, 1, RQ_UINT64, RQ_SUM);
-    int failed = rc != 0 || tot_bad != 0;
-    if (G.me == 0) {
-        if (rc != 0)
-            printf("ERROR: communication failed: %s\n", rq_strerror(rc));
-        else if (tot_bad != 0)
-            printf("ERROR: %llu malformed messages\n", (unsigned long long)tot_bad);
-        else
-            failed = em_result("em3d", maxerr, G.np, &G.a, rqa_median(times, G.a.reps));
-    }
+    int failed = rqa_run_failed(G.ctx, rc, G.bad);
+    if (G.me == 0 && !failed)
+        failed = em_result("em3d", maxerr, G.np, &G.a, rqa_median(times, G.a.reps));
     for (int k = 0; k < 2; k++) {
         em_part_free(&G.part[k]);
         for (int r = 0; r < G.np && G.send[k] != NULL; r++)

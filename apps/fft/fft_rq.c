@@ -113,8 +113,7 @@ int main(int argc, char **argv)
         printf("Points               = %llu (2^%u = %llu x %llu)\n", (unsigned long long)p->N,
                p->m, (unsigned long long)p->N1, (unsigned long long)p->N2);
         printf("Variant              = %s\n", variant_names[G.variant]);
-        printf("Strategy             = %s\n",
-               getenv("RQ_GAS_STRATEGY") ? getenv("RQ_GAS_STRATEGY") : "direct");
+        printf("Strategy             = %s\n", rqa_gas_strategy());
         rqa_placement_print(line_ns);
     }
     int rc = 0;

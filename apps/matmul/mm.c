@@ -150,8 +150,7 @@ int main(int argc, char **argv)
         printf("Matrix order         = %llu\n", (unsigned long long)G.p.N);
         printf("Blocks               = %ux%u of order %u\n", G.p.nb, G.p.nb, G.p.b);
         printf("Variant              = %s\n", variant_names[G.variant]);
-        printf("Strategy             = %s\n",
-               getenv("RQ_GAS_STRATEGY") ? getenv("RQ_GAS_STRATEGY") : "direct");
+        printf("Strategy             = %s\n", rqa_gas_strategy());
         rqa_placement_print(line_ns);
     }
     int rc = rq_barrier(G.ctx); /* every A and B block written */

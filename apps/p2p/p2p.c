@@ -187,18 +187,9 @@ int main(int argc, char **argv)
     double corner = G.me == G.np - 1 ? PL(&G.L, G.a.m - 1, G.L.w) : 0;
     if (rc == 0)
         rc = rq_broadcast(G.ctx, G.np - 1, &corner, sizeof corner);
-    uint64_t bad = G.bad, tot_bad = 0;
-    if (rc == 0)
-        rc = rq_allreduce(G.ctx, &bad, &tot_bad, 1, RQ_UINT64, RQ_SUM);
-    int failed = rc != 0 || tot_bad != 0;
-    if (G.me == 0) {
-        if (rc != 0)
-            printf("ERROR: communication failed: %s\n", rq_strerror(rc));
-        else if (tot_bad != 0)
-            printf("ERROR: %llu malformed messages\n", (unsigned long long)tot_bad);
-        else
-            failed = pl_result(corner, total, &G.a);
-    }
+    int failed = rqa_run_failed(G.ctx, rc, G.bad);
+    if (G.me == 0 && !failed)
+        failed = pl_result(corner, total, &G.a);
     pl_local_free(&G.L);
     fflush(stdout);
     if (rq_finalize(G.ctx) != 0)

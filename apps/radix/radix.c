@@ -186,8 +186,7 @@ int main(int argc, char **argv)
         printf("Number of ranks      = %d\n", G.np);
         printf("Keys per rank        = %llu\n", (unsigned long long)G.a.n);
         printf("Variant              = %s\n", variant_names[G.variant]);
-        printf("Strategy             = %s\n",
-               getenv("RQ_GAS_STRATEGY") ? getenv("RQ_GAS_STRATEGY") : "direct");
+        printf("Strategy             = %s\n", rqa_gas_strategy());
         rqa_placement_print(line_ns);
     }
     int rc = 0, ok = 1;
@@ -211,18 +210,10 @@ int main(int argc, char **argv)
         }
         ok &= rc == 0 && rx_summary_ok(G.sum_all, fp_in_all, G.np);
     }
-    uint64_t bad = G.bad, tot_bad = 0;
-    if (rc == 0)
-        rc = rq_allreduce(G.ctx, &bad, &tot_bad, 1, RQ_UINT64, RQ_SUM);
-    int failed = rc != 0 || tot_bad != 0 || !ok;
-    if (G.me == 0) {
-        if (rc != 0)
-            printf("ERROR: communication failed: %s\n", rq_strerror(rc));
-        else if (tot_bad != 0)
-            printf("ERROR: %llu malformed messages\n", (unsigned long long)tot_bad);
-        else
-            failed = rx_result(RX_PROGRAM, ok, G.np, &G.a, rqa_median(times, G.a.reps));
-    }
+    int failed = rqa_run_failed(G.ctx, rc, G.bad);
+    if (G.me == 0 && !failed)
+        failed = rx_result(RX_PROGRAM, ok, G.np, &G.a, rqa_median(times, G.a.reps));
+    failed |= !ok;
     free(G.tmp);
     free(G.hist);
     free(G.all);

@@ -216,8 +216,7 @@ int main(int argc, char **argv)
         printf("Keys per rank        = %llu\n", (unsigned long long)n);
         printf("Samples per rank     = %u\n", SX_OVERSAMPLE);
         printf("Variant              = %s\n", variant_names[G.variant]);
-        printf("Strategy             = %s\n",
-               getenv("RQ_GAS_STRATEGY") ? getenv("RQ_GAS_STRATEGY") : "direct");
+        printf("Strategy             = %s\n", rqa_gas_strategy());
         rqa_placement_print(line_ns);
     }
     int rc = 0, ok = 1;
@@ -242,21 +241,13 @@ int main(int argc, char **argv)
         }
         ok &= rc == 0 && rx_summary_ok(G.sum_all, fp_in_all, G.np);
     }
-    uint64_t bad = G.bad, tot_bad = 0;
-    if (rc == 0)
-        rc = rq_allreduce(G.ctx, &bad, &tot_bad, 1, RQ_UINT64, RQ_SUM);
-    int failed = rc != 0 || tot_bad != 0 || !ok;
-    if (G.me == 0) {
-        if (rc == RQ_ERANGE)
-            printf("ERROR: a rank would receive more than %llu keys (unlucky splitters)\n",
-                   (unsigned long long)G.cap);
-        else if (rc != 0)
-            printf("ERROR: communication failed: %s\n", rq_strerror(rc));
-        else if (tot_bad != 0)
-            printf("ERROR: %llu malformed messages\n", (unsigned long long)tot_bad);
-        else
-            failed = rx_result(SX_PROGRAM, ok, G.np, &G.a, rqa_median(times, G.a.reps));
-    }
+    if (rc == RQ_ERANGE && G.me == 0)
+        printf("ERROR: a rank would receive more than %llu keys (unlucky splitters)\n",
+               (unsigned long long)G.cap);
+    int failed = rc == RQ_ERANGE || rqa_run_failed(G.ctx, rc, G.bad);
+    if (G.me == 0 && !failed)
+        failed = rx_result(SX_PROGRAM, ok, G.np, &G.a, rqa_median(times, G.a.reps));
+    failed |= !ok;
     free(G.keys);
     free(G.tmp);
     free(G.split);

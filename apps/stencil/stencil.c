@@ -162,22 +162,13 @@ int main(int argc, char **argv)
         rc = rq_barrier(G.ctx); /* the time until every rank is done */
     double local = rqa_now() - t0, total = 0;
     double norm = st_local_norm(&G.t, &G.a), norm_sum = 0;
-    uint64_t bad = G.bad, tot_bad = 0;
     if (rc == 0)
         rc = rq_allreduce(G.ctx, &local, &total, 1, RQ_DOUBLE, RQ_MAX);
     if (rc == 0)
         rc = rq_allreduce(G.ctx, &norm, &norm_sum, 1, RQ_DOUBLE, RQ_SUM);
-    if (rc == 0)
-        rc = rq_allreduce(G.ctx, &bad, &tot_bad, 1, RQ_UINT64, RQ_SUM);
-    int failed = rc != 0 || tot_bad != 0;
-    if (G.me == 0) {
-        if (rc != 0)
-            printf("ERROR: communication failed: %s\n", rq_strerror(rc));
-        else if (tot_bad != 0)
-            printf("ERROR: %llu malformed messages\n", (unsigned long long)tot_bad);
-        else
-            failed = st_result(norm_sum, total, &G.a);
-    }
+    int failed = rqa_run_failed(G.ctx, rc, G.bad);
+    if (G.me == 0 && !failed)
+        failed = st_result(norm_sum, total, &G.a);
     st_tile_free(&G.t);
     free(G.send);
     fflush(stdout);
