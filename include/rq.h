@@ -55,9 +55,16 @@
  *
  * SIZE TIERS (see docs/delivery.md and docs/benchmarks.md)
  *   short   len == 0: header + up to RQ_MAX_ARGS 64-bit arguments.
- *   medium  0 < len <= rq_medium_max(): payload read in place (zero copy).
- *   medium  len > rq_medium_max(): fragmented and reassembled; the handler
- *           still sees one contiguous payload (one extra copy).
+ *   medium  0 < len <= rq_medium_max(): payload read in place from the
+ *           inbound lane (one copy: the sender's into the lane).
+ *   medium  len > rq_medium_max(), same node: copied once into the
+ *           sender's staging area (RQ_BULK_BYTES) and read in place there
+ *           by the handler; no fragments, no reassembly.  Larger than the
+ *           staging area (or sent from a handler while the area is full):
+ *           fragmented and reassembled (one extra copy).  Another node:
+ *           one UCX message, rendezvous above RQ_UCX_EAGER_MAX.  Whatever
+ *           the path, the handler sees one contiguous payload.  No size
+ *           cap below this node's physical memory.
  *   long    rq_request_long(): payload written straight into the target's
  *           segment at dst_off, then the handler runs.
  */
@@ -175,9 +182,10 @@ RQ_API const char *rq_build_info(void);
  * argument"); unknown codes give "unknown error".  Thread-safe. */
 RQ_API const char *rq_strerror(int err);
 
-/* rq_medium_max - largest payload delivered in place (zero copy) in this
- * job: min(RQ_MEDIUM_MAX, RQ_RING_BYTES / 4 - header).  Larger medium payloads
- * are fragmented.  0 if ctx is NULL.  Thread-safe. */
+/* rq_medium_max - largest payload delivered in place in the inbound lane
+ * in this job: min(RQ_MEDIUM_MAX, RQ_RING_BYTES / 4 - header).  Larger
+ * medium payloads are staged (see SIZE TIERS).  0 if ctx is NULL.
+ * Thread-safe. */
 RQ_API size_t rq_medium_max(const rq_ctx_t *ctx);
 
 /* ------------------------------------------------------------------ */
@@ -213,13 +221,16 @@ RQ_API int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, voi
  *   data: len bytes (may be NULL iff len 0).  Both buffers are copied before
  *   the call returns and may be reused at once.
  *   flags: RQ_NONBLOCK, RQ_INTERRUPT.
- * Blocking: if dst's inbound queue is full the call drains the caller's own
- * inbound queue into its virtual buffer (running no handler) and retries
- * until committed; with RQ_NONBLOCK it returns RQ_EAGAIN instead and sends
- * nothing (for a fragmented payload: if the first fragment cannot be
- * committed; once it is, the rest is sent blocking).
- * Returns 0, RQ_EINVAL (rank, handler id, nargs, NULL buffer, flags, len > 1 GiB),
- * RQ_EAGAIN, RQ_EPEER, RQ_ENOMEM.  Callable from a handler: yes. */
+ * Blocking: if dst's inbound queue is full (or, for a staged payload, the
+ * caller's staging area has no room until receivers consume earlier
+ * payloads) the call drains the caller's own inbound queue into its
+ * virtual buffer (running no handler) and retries until committed; with
+ * RQ_NONBLOCK it returns RQ_EAGAIN instead and sends nothing (for a
+ * fragmented payload: if the first fragment cannot be committed; once it
+ * is, the rest is sent blocking).
+ * Returns 0, RQ_EINVAL (rank, handler id, nargs, NULL buffer, flags, len
+ * above this node's physical memory), RQ_EAGAIN, RQ_EPEER, RQ_ENOMEM.
+ * Callable from a handler: yes. */
 RQ_API int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                unsigned nargs, const void *data, size_t len, unsigned flags);
 

@@ -12,6 +12,7 @@
 #include "deliver/vbuf.h"
 #include "gas/gas.h"
 #include "net/shm.h"
+#include "net/shm_bulk.h"
 #include "net/shm_ring.h"
 #include "net/ucx.h"
 #include "vni/vni.h"
@@ -73,6 +74,8 @@ struct rq_ctx {
     int                failed;       /* sticky: a peer died or the ring broke */
     uint64_t           medium_max;
     uint64_t           seg_bytes;
+    uint64_t           bulk_bytes;   /* each rank's staging area (net/shm_bulk.h) */
+    uint64_t           large_max;    /* largest payload accepted: physical memory */
     struct rqi_config  cfg;
 
     /* transport: shared memory */
@@ -82,6 +85,8 @@ struct rq_ctx {
     unsigned           lane_rr;  /* lane the next poll starts at */
     struct rqi_ring_tx *tx;   /* our lane at each destination rank */
     char             **seg;   /* each rank's segment, mapped here */
+    char             **bulk;  /* each rank's staging area, mapped here */
+    struct rqi_bulk_tx btx;   /* our own staging area (we allocate in it) */
     struct rqi_peers   peers;
     uint64_t           next_peer_check_ns;
 

@@ -10,6 +10,7 @@
 #include "boot/boot.h"
 #include "boot/pmix.h"
 #include "coll/coll.h"
+#include "core/sys.h"
 #include "ctx.h"
 #include "am/am.h"
 #include "deliver/deliver.h"
@@ -102,6 +103,7 @@ static void ctx_free(rq_ctx_t *ctx)
     pthread_mutex_destroy(&ctx->mt.mu);
     free(ctx->tx);
     free(ctx->seg);
+    free(ctx->bulk);
     free(ctx->remote);
     rqi_shm_detach(&ctx->shm);
 #ifdef RQ_HAVE_PMIX
@@ -164,12 +166,16 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     ctx->hdr_w0 = (uint64_t)ctx->job32 | (uint64_t)(uint32_t)ctx->rank << 32;
     ctx->medium_max = h->medium_max;
     ctx->seg_bytes = h->seg_bytes;
+    ctx->bulk_bytes = h->bulk_bytes;
+    ctx->large_max = rqi_phys_bytes();
     ctx->tx = calloc((size_t)ctx->size, sizeof *ctx->tx);
     ctx->seg = calloc((size_t)ctx->size, sizeof *ctx->seg);
+    ctx->bulk = calloc((size_t)ctx->size, sizeof *ctx->bulk);
     ctx->outbox = calloc((size_t)ctx->size, sizeof *ctx->outbox);
     if (ctx->remote == NULL) /* every rank on this node: all flags 0 */
         ctx->remote = calloc((size_t)ctx->size, 1);
-    if (ctx->tx == NULL || ctx->seg == NULL || ctx->outbox == NULL || ctx->remote == NULL) {
+    if (ctx->tx == NULL || ctx->seg == NULL || ctx->bulk == NULL || ctx->outbox == NULL ||
+        ctx->remote == NULL) {
         ctx_free(ctx);
         return RQ_ENOMEM;
     }
@@ -191,6 +197,11 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         ctx->tx[r].head_cache = 0;
         ctx->tx[r].exclusive = exclusive;
         ctx->seg[r] = rqi_shm_segment(&ctx->shm, (uint32_t)r);
+        ctx->bulk[r] = rqi_shm_bulk(&ctx->shm, (uint32_t)r);
+    }
+    if (h->bulk_bytes != 0) {
+        ctx->btx.base = ctx->bulk[ctx->rank];
+        ctx->btx.size = h->bulk_bytes;
     }
     ctx->nlanes = h->nlanes;
     for (uint32_t l = 0; l < h->nlanes; l++) {

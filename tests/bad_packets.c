@@ -77,6 +77,34 @@ static void frag_overrun(struct rqi_pkt *p, unsigned n)
     e->total = 4;
     e->offset = 0; /* 8 bytes into a 4-byte message */
 }
+/* Staged payloads (RQI_PK_RNDV): every field that steers the receiver's
+ * read of the sender's staging area. */
+static uint64_t g_bulk;
+static void rndv(struct rqi_pkt *p, uint64_t off, uint64_t len, uint64_t cookie)
+{
+    p->kind = RQI_PK_RNDV;
+    p->nargs = 0;
+    struct rqi_pkt_rndv *e = rqi_pkt_ext(p);
+    e->off = off;
+    e->len = len;
+    e->cookie = cookie;
+}
+static void rndv_past_end(struct rqi_pkt *p, unsigned n) { (void)n; rndv(p, g_bulk - 128, 4096, 1); }
+static void rndv_wrap(struct rqi_pkt *p, unsigned n) { (void)n; rndv(p, UINT64_MAX - 63, 128, 1); }
+static void rndv_misaligned(struct rqi_pkt *p, unsigned n) { (void)n; rndv(p, 8, 64, 1); }
+static void rndv_no_block(struct rqi_pkt *p, unsigned n) { (void)n; rndv(p, 0, 64, 0x5eed5eed); }
+static void rndv_inline(struct rqi_pkt *p, unsigned n) { (void)n; rndv(p, 0, 64, 1); p->len = 8; }
+static void frag_huge(struct rqi_pkt *p, unsigned n)
+{
+    (void)n;
+    p->kind = RQI_PK_FRAG;
+    p->nargs = 0;
+    p->len = 8;
+    struct rqi_pkt_frag *e = rqi_pkt_ext(p);
+    e->msg_id = 99;
+    e->total = UINT64_MAX / 2; /* more than any node's memory */
+    e->offset = 0;
+}
 static void broken_framing(struct rqi_pkt *p, unsigned n) { (void)n; p->nslots = 0; }
 
 int main(int argc, char **argv)
@@ -88,6 +116,7 @@ int main(int argc, char **argv)
     int me = rq_rank(ctx);
     g_job = ctx->job32;
     g_size = (uint32_t)ctx->size;
+    g_bulk = ctx->bulk_bytes;
     rq_handler_register(ctx, H_OK, on_ok, NULL, 0);
     CHECK_EQ(rq_barrier(ctx), 0);
     if (strcmp(mode, "framing") == 0) {
@@ -113,7 +142,9 @@ int main(int argc, char **argv)
     void (*bad[])(struct rqi_pkt *, unsigned) = {bad_job, bad_src, bad_qid, bad_nargs, bad_len,
                                                   bad_kind, bad_flags, bad_slots, bad_handler,
                                                   bad_sys, unknown_handler, bad_long, stray_frag,
-                                                  frag_overrun};
+                                                  frag_overrun, rndv_past_end, rndv_wrap,
+                                                  rndv_misaligned, rndv_no_block, rndv_inline,
+                                                  frag_huge};
     const unsigned nbad = sizeof bad / sizeof bad[0];
     if (me == 0) {
         for (int round = 0; round < 50; round++)

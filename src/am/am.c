@@ -19,9 +19,11 @@ struct pkt_desc {
     unsigned        kind, qid, tag, pflags, nargs;
     const uint64_t *args;
     const void     *data; /* INLINE/FRAG: bytes placed in the packet;
-                             LONG: bytes copied into the target segment */
+                             LONG: bytes copied into the target segment;
+                             RNDV: none (already staged) */
     size_t          len;
-    uint64_t        ext[3]; /* LONG: off, len; FRAG: msg id, total, offset */
+    uint64_t        ext[3]; /* LONG: off, len; FRAG: msg id, total, offset;
+                               RNDV: staging offset, len, cookie */
     unsigned        sflags; /* the caller's send flags (RQ_INTERRUPT) */
 };
 
@@ -41,7 +43,7 @@ static RQI_ALWAYS_INLINE unsigned pf_intr(unsigned sflags) { return (sflags & RQ
 
 static inline size_t desc_inline_len(const struct pkt_desc *d)
 {
-    return d->kind == RQI_PK_LONG ? 0 : d->len;
+    return d->kind == RQI_PK_LONG || d->kind == RQI_PK_RNDV ? 0 : d->len;
 }
 
 /* Fill the reserved packet p and publish it. */
@@ -59,11 +61,14 @@ static RQI_ALWAYS_INLINE void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pk
         struct rqi_pkt_long *e = rqi_pkt_ext(p);
         e->off = d->ext[0];
         e->len = d->ext[1];
-    } else if (RQI_UNLIKELY(d->kind == RQI_PK_FRAG)) {
-        struct rqi_pkt_frag *e = rqi_pkt_ext(p);
-        e->msg_id = d->ext[0];
-        e->total = d->ext[1];
-        e->offset = d->ext[2];
+    } else if (RQI_UNLIKELY(d->kind == RQI_PK_FRAG || d->kind == RQI_PK_RNDV)) {
+        /* frag: msg id, total, offset; rndv: staging offset, len, cookie */
+        _Static_assert(sizeof(struct rqi_pkt_frag) == sizeof(struct rqi_pkt_rndv),
+                       "fragment and staged extensions have the same three words");
+        uint64_t *e = rqi_pkt_ext(p);
+        e[0] = d->ext[0];
+        e[1] = d->ext[1];
+        e[2] = d->ext[2];
     }
     uint64_t *a = rqi_pkt_args(p);
     for (unsigned i = 0; i < d->nargs; i++)
@@ -204,15 +209,15 @@ static RQI_ALWAYS_INLINE int send_packet(rq_ctx_t *ctx, int dst, const struct pk
     return send_slow(ctx, dst, d, nonblock);
 }
 
-/* A medium payload above rq_medium_max(): fragments of at most that size,
+/* A medium payload above rq_medium_max() that the staging area cannot
+ * take (larger than it, or a full area while our lanes are pinned):
+ * fragments of at most rq_medium_max(),
  * the first carrying the args; the receiver reassembles them. */
 static RQI_NOINLINE int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag,
                                         unsigned pflags, const uint64_t *args, unsigned nargs,
                                         const void *data, size_t len, unsigned flags)
 {
     const int nonblock = (flags & RQ_NONBLOCK) != 0;
-    if (len > RQI_FRAG_MAX)
-        return RQ_EINVAL;
     uint64_t id = ctx->next_msg_id++;
     for (size_t off = 0; off < len;) {
         size_t chunk = len - off < ctx->medium_max ? len - off : ctx->medium_max;
@@ -228,12 +233,55 @@ static RQI_NOINLINE int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, un
     return 0;
 }
 
+/* A medium payload above rq_medium_max() to a rank of this node: one copy
+ * into our staging area (net/shm_bulk.h), then a small RNDV packet in the
+ * lane; the receiver reads the payload in place and releases the block.
+ * While the area has no room the sender waits as on a full ring: it
+ * drains its own lanes (which also releases other senders' blocks, so two
+ * ranks waiting for each other's room both progress) and nudges the
+ * receiver of the oldest block (its atomicity timer).  Inside a pinned
+ * handler waiting could not help, so the payload is fragmented instead. */
+static RQI_NOINLINE int send_staged(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag,
+                                    unsigned pflags, const uint64_t *args, unsigned nargs,
+                                    const void *data, size_t len, unsigned flags)
+{
+    const int nonblock = (flags & RQ_NONBLOCK) != 0;
+    struct rqi_bulk_tx *b = &ctx->btx;
+    uint64_t off, undo, cookie;
+    unsigned spins = 0, kicks = 0;
+    while ((cookie = rqi_bulk_alloc(b, len, (uint32_t)dst, &off, &undo)) == 0) {
+        if (nonblock)
+            return RQ_EAGAIN;
+        if (rqi_rx_pinned(ctx))
+            return send_fragmented(ctx, dst, qid, tag, pflags, args, nargs, data, len, flags);
+        int rc = rqi_drain(ctx);
+        if (rc != 0)
+            return rc;
+        int o = rqi_bulk_oldest_dst(b);
+        if ((kicks++ & 1023u) == 0 && o >= 0 && !ctx->remote[o])
+            rqi_vni_full(ctx, o);
+        if (ctx->gas.strategy == RQI_GAS_PROC)
+            rqi_gas_serve(ctx);
+        if ((rc = rqi_wait_step(ctx, &spins)) != 0)
+            return rc;
+    }
+    memcpy(b->base + off + RQI_BULK_HDR, data, len);
+    struct pkt_desc d = {RQI_PK_RNDV, qid, tag, pflags, nargs, args, NULL, 0,
+                         {off, len, cookie}, flags};
+    int rc = send_packet(ctx, dst, &d, nonblock);
+    if (rc != 0)
+        rqi_bulk_undo(b, undo); /* never announced: nobody will release it */
+    return rc;
+}
+
 static RQI_ALWAYS_INLINE int send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag,
                                   unsigned pflags, const uint64_t *args, unsigned nargs,
                                   const void *data, size_t len, unsigned flags)
 {
     if (RQI_UNLIKELY(ctx->failed))
         return RQ_EPEER;
+    if (RQI_UNLIKELY(len > ctx->large_max))
+        return RQ_EINVAL; /* more than this node's memory: never deliverable */
     int nonblock = (flags & RQ_NONBLOCK) != 0;
     /* Another node: one packet whatever its size (UCX moves large ones by
      * rendezvous). */
@@ -242,6 +290,8 @@ static RQI_ALWAYS_INLINE int send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned
                              flags};
         return send_packet(ctx, dst, &d, nonblock);
     }
+    if (rqi_bulk_fits(&ctx->btx, len))
+        return send_staged(ctx, dst, qid, tag, pflags, args, nargs, data, len, flags);
     return send_fragmented(ctx, dst, qid, tag, pflags, args, nargs, data, len, flags);
 }
 
@@ -465,6 +515,7 @@ int rqi_poll(rq_ctx_t *ctx)
         ctx->stats.received++;
         ctx->stats.direct++;
         n += run_handler(ctx, &m);
+        rqi_pkt_done(ctx, p);
         rqi_ring_rx_release(rx, p, pos);
     }
     ctx->lane_rr = l + 1 == nl ? 0 : l + 1;

@@ -10,12 +10,13 @@
 int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned nargs,
                    const void *data, size_t len, unsigned flags);
 
-/* Whether a medium payload of len bytes to dst travels as one packet (up
- * to rq_medium_max(); to another node any size up to RQI_FRAG_MAX, which
- * UCX moves by rendezvous), else as fragments of rq_medium_max(). */
+/* Whether a medium payload of len bytes to dst travels as one packet with
+ * its payload inside: up to rq_medium_max(), and to another node any size
+ * (UCX moves large ones by rendezvous).  Else, on this node, it is staged
+ * (net/shm_bulk.h) or, larger than the staging area, fragmented. */
 static inline int rqi_medium_one_packet(const rq_ctx_t *ctx, int dst, size_t len)
 {
-    return len <= ctx->medium_max || (ctx->remote[dst] && len <= RQI_FRAG_MAX);
+    return len <= ctx->medium_max || ctx->remote[dst];
 }
 
 /* Send a packet to queue qid of dst (arguments already validated):

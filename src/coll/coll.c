@@ -212,7 +212,7 @@ static int allreduce_body(rq_ctx_t *ctx, const void *in, void *out, size_t count
 {
     if (ctx == NULL || (count != 0 && (in == NULL || out == NULL)) ||
         (dtype != RQ_INT64 && dtype != RQ_UINT64 && dtype != RQ_DOUBLE) ||
-        (op != RQ_SUM && op != RQ_MIN && op != RQ_MAX) || count > RQI_FRAG_MAX / 8)
+        (op != RQ_SUM && op != RQ_MIN && op != RQ_MAX) || count > ctx->large_max / 8)
         return RQ_EINVAL;
     if (rqi_in_handler(ctx))
         return RQ_EPERM;

@@ -78,6 +78,10 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         "whether rq_poll, rq_peek, rq_peek_n and rq_dequeue give the CPU away (sched_yield) once "
         "RQ_SPIN_COUNT calls in a row found nothing: auto (when this node runs more ranks than "
         "it has CPUs), never, always", yield_modes},
+    [RQI_CFG_BULK_BYTES] = {"RQ_BULK_BYTES", 256 * MiB, 0, 64 * GiB, 0,
+        "bytes of each rank's staging area for medium payloads above rq_medium_max (one copy, "
+        "read in place); payloads larger than it (minus 64) are fragmented; 0: always fragment",
+        NULL},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

@@ -1,5 +1,5 @@
-/* sys.h - the two system services several layers share: a monotonic clock
- * and a futex on a word in the job segment.  Leaf module. */
+/* sys.h - the system services several layers share: a monotonic clock,
+ * the node's memory size and a futex on a word in the job segment.  Leaf module. */
 #ifndef RQI_SYS_H
 #define RQI_SYS_H
 
@@ -15,6 +15,15 @@ static inline uint64_t rqi_mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Bytes of physical memory on this node (UINT64_MAX if unknown). */
+static inline uint64_t rqi_phys_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || psz <= 0)
+        return UINT64_MAX;
+    return (uint64_t)pages * (uint64_t)psz;
 }
 
 /* Not FUTEX_PRIVATE: the words live in the job segment and are woken from

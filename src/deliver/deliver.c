@@ -163,9 +163,18 @@ int rqi_ingest_pkt(rq_ctx_t *ctx, struct rqi_pkt *p, void *data, size_t len)
             return rc;
     } else {
         size_t inl = p->kind == RQI_PK_INLINE ? len : 0;
+        /* A staged payload leaves the sender's staging area now, so that
+         * buffering never holds another rank's room (send_staged). */
+        char *own = NULL;
+        if (p->kind == RQI_PK_RNDV) {
+            if (!rqi_vbuf_room(&ctx->vb, len) || (own = malloc(len)) == NULL)
+                return RQ_ENOMEM;
+        }
         struct rqi_vrec *v = rqi_vbuf_push(&ctx->vb, &ctx->fifo[p->qid], p->nargs, inl);
-        if (v == NULL)
+        if (v == NULL) {
+            free(own);
             return RQ_ENOMEM;
+        }
         v->src = p->src;
         v->tag = p->tag;
         v->qid = p->qid;
@@ -176,6 +185,9 @@ int rqi_ingest_pkt(rq_ctx_t *ctx, struct rqi_pkt *p, void *data, size_t len)
         } else if (p->kind == RQI_PK_LONG) {
             v->data = data;
             v->len = len;
+        } else if (own != NULL) {
+            memcpy(own, data, len);
+            rqi_vbuf_own(&ctx->vb, v, own, len);
         }
         rqi_held_rec(ctx, v);
     }
@@ -199,14 +211,14 @@ int rqi_ingest(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p)
             ctx->stats.received++;
         rqi_mode_update(ctx);
     } else {
-        const struct rqi_pkt_long *e = rqi_pkt_ext(p);
-        int rc = p->kind == RQI_PK_LONG
-                     ? rqi_ingest_pkt(ctx, p, ctx->seg[ctx->rank] + e->off, e->len)
-                     : rqi_ingest_pkt(ctx, p, rqi_pkt_payload(p), p->len);
+        rq_msg_t m;
+        rqi_msg_from_pkt(ctx, p, &m); /* where the payload is, whatever the kind */
+        int rc = rqi_ingest_pkt(ctx, p, m.data, m.len);
         if (rc != 0) {
             rx->scan = pos; /* untake: the packet stays in the ring */
             return rc;
         }
+        rqi_pkt_done(ctx, p);
     }
     rqi_ring_rx_release(rx, p, pos);
     return 0;

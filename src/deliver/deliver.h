@@ -9,12 +9,11 @@
 #define RQI_DELIVER_H
 
 #include "ctx.h"
+#include "net/shm_bulk.h"
 
-/* Largest fragmented medium payload (larger: RQ_EINVAL at the sender; use
- * rq_request_long or rq_put).  The receiver allocates a first fragment's
- * announced total at once, so this also bounds what one forged packet can
- * make it allocate. */
-#define RQI_FRAG_MAX (1ull << 30)
+/* The largest payload a receiver accepts (ctx->large_max) is this node's
+ * physical memory: a first fragment or a UCX packet announcing more could
+ * never be allocated, so it is refused as forged (see rq_request). */
 #define RQI_BUSY_POLLS 32u        /* empty polls of a wait before pausing */
 
 enum { RQI_PKT_OK = 0, RQI_PKT_REJECT = 1, RQI_PKT_BROKEN = 2 };
@@ -30,7 +29,7 @@ static inline int rqi_pkt_fields_check(const rq_ctx_t *ctx, const struct rqi_pkt
     const unsigned keyed = (p->flags & RQI_PF_KEY) != 0;
     if (RQI_UNLIKELY(p->src >= (uint32_t)ctx->size || p->qid >= RQ_MAX_QUEUES ||
                      p->nargs > RQ_MAX_ARGS + keyed || p->len > len_max ||
-                     p->kind < RQI_PK_INLINE || p->kind > RQI_PK_FRAG ||
+                     p->kind < RQI_PK_INLINE || p->kind > RQI_PK_RNDV || p->kind == RQI_PK_PAD ||
                      (p->flags & ~(RQI_PF_SYSTEM | RQI_PF_KEY | RQI_PF_INTR)) != 0))
         return RQI_PKT_REJECT;
     /* A key word rides behind the arguments of a PDQ message, never on
@@ -50,12 +49,38 @@ static inline int rqi_pkt_fields_check(const rq_ctx_t *ctx, const struct rqi_pkt
             return RQI_PKT_REJECT;
     } else if (p->kind == RQI_PK_FRAG) {
         const struct rqi_pkt_frag *e = rqi_pkt_ext((struct rqi_pkt *)p);
-        if (p->len == 0 || e->total > RQI_FRAG_MAX || e->offset > e->total ||
+        if (p->len == 0 || e->total > ctx->large_max || e->offset > e->total ||
             p->len > e->total - e->offset || (e->offset != 0 && p->nargs != 0) ||
             (keyed && e->offset == 0 && p->nargs == 0))
             return RQI_PKT_REJECT;
+    } else if (p->kind == RQI_PK_RNDV) {
+        /* The payload lies in the sender's staging area: a block header
+         * at a 64-byte boundary, then len bytes, all inside the area. */
+        const struct rqi_pkt_rndv *e = rqi_pkt_ext((struct rqi_pkt *)p);
+        const uint64_t room = ctx->bulk_bytes > RQI_BULK_HDR ? ctx->bulk_bytes - RQI_BULK_HDR : 0;
+        if (p->len != 0 || e->len == 0 || e->len > room || e->off > room - e->len ||
+            (e->off & 63u) != 0)
+            return RQI_PKT_REJECT;
     }
     return RQI_PKT_OK;
+}
+
+/* The staging block a validated RNDV packet p names, or NULL when no live
+ * block of its sender matches (a stale or forged packet). */
+static inline struct rqi_bulk_hdr *rqi_rndv_block(const rq_ctx_t *ctx, struct rqi_pkt *p)
+{
+    const struct rqi_pkt_rndv *e = rqi_pkt_ext(p);
+    return rqi_bulk_block(ctx->bulk[p->src], e->off, e->len, e->cookie);
+}
+
+/* A delivered packet is done with: a RNDV packet hands its staging block
+ * back to the sender (before the slots are released). */
+static inline void rqi_pkt_done(const rq_ctx_t *ctx, struct rqi_pkt *p)
+{
+    if (RQI_UNLIKELY(p->kind == RQI_PK_RNDV)) {
+        const struct rqi_pkt_rndv *e = rqi_pkt_ext(p);
+        rqi_bulk_release((struct rqi_bulk_hdr *)(ctx->bulk[p->src] + e->off), e->cookie);
+    }
 }
 
 /* Validate the published packet p at lane rx's scan position.
@@ -71,6 +96,9 @@ static inline int rqi_pkt_check(const rq_ctx_t *ctx, const struct rqi_ring_rx *r
         return RQI_UNLIKELY(p->job != ctx->job32) ? RQI_PKT_REJECT : RQI_PKT_OK;
     if (rqi_pkt_fields_check(ctx, p, ctx->medium_max) != RQI_PKT_OK ||
         RQI_UNLIKELY(p->nslots != rqi_pkt_slots(p->kind, p->nargs, p->len)))
+        return RQI_PKT_REJECT;
+    if (RQI_UNLIKELY(p->kind == RQI_PK_RNDV) &&
+        (ctx->remote[p->src] || rqi_rndv_block(ctx, p) == NULL))
         return RQI_PKT_REJECT;
     return RQI_PKT_OK;
 }
@@ -151,6 +179,10 @@ static inline void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_m
     if (p->kind == RQI_PK_LONG) {
         const struct rqi_pkt_long *e = rqi_pkt_ext(p);
         m->data = ctx->seg[ctx->rank] + e->off;
+        m->len = e->len;
+    } else if (p->kind == RQI_PK_RNDV) {
+        const struct rqi_pkt_rndv *e = rqi_pkt_ext(p);
+        m->data = ctx->bulk[p->src] + e->off + RQI_BULK_HDR;
         m->len = e->len;
     } else {
         m->data = rqi_pkt_payload(p);

@@ -53,7 +53,8 @@ int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nloca
     uint32_t lanes = (uint32_t)cfg->v[RQI_CFG_LANES] < nranks ? (uint32_t)cfg->v[RQI_CFG_LANES]
                                                              : nranks;
     uint64_t seg = round_up(cfg->v[RQI_CFG_SEGMENT_SIZE], PAGE);
-    uint64_t stride = PAGE + (lanes + RQI_GAS_RINGS) * ring + seg;
+    uint64_t bulk = round_up(cfg->v[RQI_CFG_BULK_BYTES], PAGE);
+    uint64_t stride = PAGE + (lanes + RQI_GAS_RINGS) * ring + seg + bulk;
     uint64_t total = PAGE + stride * nranks;
 
     int fd = memfd_create("rq-job", MFD_CLOEXEC);
@@ -82,6 +83,7 @@ int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nloca
     h->ring_bytes = ring;
     h->nlanes = lanes;
     h->seg_bytes = seg;
+    h->bulk_bytes = bulk;
     h->medium_max = rqi_shm_medium_max(ring, cfg->v[RQI_CFG_MEDIUM_MAX]);
     h->rank_stride = stride;
     h->ranks_off = PAGE;
@@ -104,7 +106,9 @@ int rqi_shm_attach(int fd, struct rqi_shm *shm, char *err, size_t errlen)
         probe.nlanes == 0 || probe.nlanes > RQI_MAX_LANES || probe.nlanes > probe.nranks ||
         probe.nlocal == 0 || probe.nlocal > probe.nranks ||
         probe.rank_stride !=
-            PAGE + (probe.nlanes + RQI_GAS_RINGS) * probe.ring_bytes + probe.seg_bytes ||
+            PAGE + (probe.nlanes + RQI_GAS_RINGS) * probe.ring_bytes + probe.seg_bytes +
+                probe.bulk_bytes ||
+        (probe.bulk_bytes & (PAGE - 1)) != 0 ||
         probe.total_bytes != PAGE + probe.rank_stride * probe.nranks ||
         probe.ring_bytes < 4096 || (probe.ring_bytes & (probe.ring_bytes - 1)) != 0 ||
         probe.medium_max > rqi_shm_medium_max(probe.ring_bytes, UINT64_MAX)) {

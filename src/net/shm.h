@@ -14,6 +14,7 @@
  *     [inbound lanes: nlanes * ring_bytes]
  *     [global-address rings: request, reply: 2 * ring_bytes]
  *     [segment: seg_bytes]
+ *     [staging area: bulk_bytes, written by this rank only (net/shm_bulk.h)]
  * Per-receiver memory is nlanes + 2 <= RQ_LANES + 2 rings, whatever the
  * number of ranks.  The global-address rings carry the np and proc
  * strategies' requests and replies (src/gas/gas_proto.c); under the direct
@@ -38,7 +39,7 @@
 #include "net/shm_ring.h"
 
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
-#define RQI_JOB_VERSION 5u
+#define RQI_JOB_VERSION 6u
 #define RQI_MAX_RANKS   4096u
 #define RQI_MAX_LANES   16u
 #define RQI_GAS_RINGS   2u  /* per rank, after its lanes: request, reply */
@@ -54,6 +55,7 @@ struct rqi_job_hdr {
     uint32_t nlocal;       /* ranks that attach here (the others are on
                               other nodes; their areas are never touched) */
     uint64_t seg_bytes;
+    uint64_t bulk_bytes;   /* staging area per rank (multiple of a page) */
     uint64_t medium_max;
     uint64_t rank_stride;
     uint64_t ranks_off;
@@ -135,6 +137,11 @@ static inline char *rqi_shm_gas_ring(const struct rqi_shm *s, uint32_t r, uint32
 static inline char *rqi_shm_segment(const struct rqi_shm *s, uint32_t r)
 {
     return rqi_shm_lane(s, r, s->hdr->nlanes + RQI_GAS_RINGS);
+}
+/* Rank r's staging area for large medium payloads (net/shm_bulk.h). */
+static inline char *rqi_shm_bulk(const struct rqi_shm *s, uint32_t r)
+{
+    return rqi_shm_segment(s, r) + s->hdr->seg_bytes;
 }
 _Static_assert(sizeof(struct rqi_rank_area) <= 4096, "rank control fits its page");
 

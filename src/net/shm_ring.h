@@ -91,6 +91,8 @@ enum {
     RQI_PK_LONG   = 2, /* payload already in the target segment: ext = off, len */
     RQI_PK_FRAG   = 3, /* fragment of a large medium: ext = msg id, total, offset */
     RQI_PK_PAD    = 4, /* fills the slots up to the end of the array */
+    RQI_PK_RNDV   = 5, /* large medium: payload in the sender's staging area
+                          (net/shm_bulk.h): ext = off, len, cookie */
 };
 /* Packet flags (rqi_pkt.flags). */
 #define RQI_PF_SYSTEM 0x1u /* handler id indexes librq's internal handlers */
@@ -116,11 +118,13 @@ _Static_assert(sizeof(struct rqi_pkt) == 32, "packet header is 32 bytes");
 /* Extension words between header and args, by kind. */
 struct rqi_pkt_long { uint64_t off, len; };
 struct rqi_pkt_frag { uint64_t msg_id, total, offset; };
+struct rqi_pkt_rndv { uint64_t off, len, cookie; };
 
 static inline size_t rqi_pkt_ext_bytes(unsigned kind)
 {
     return kind == RQI_PK_LONG ? sizeof(struct rqi_pkt_long)
-         : kind == RQI_PK_FRAG ? sizeof(struct rqi_pkt_frag) : 0;
+         : kind == RQI_PK_FRAG ? sizeof(struct rqi_pkt_frag)
+         : kind == RQI_PK_RNDV ? sizeof(struct rqi_pkt_rndv) : 0;
 }
 
 static inline size_t rqi_pkt_bytes(unsigned kind, unsigned nargs, size_t len)

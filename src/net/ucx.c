@@ -145,7 +145,7 @@ int rqi_ucx_hdr_check(const rq_ctx_t *ctx, const struct rqi_ucx_hdr *h, size_t h
         hlen != RQI_UCX_HDR_MIN + rqi_pkt_ext_bytes(p->kind) + 8u * p->nargs ||
         (p->pad_ & ~RQI_UCX_F_INTR) != 0)
         return RQI_PKT_REJECT;
-    if (rqi_pkt_fields_check(ctx, p, RQI_FRAG_MAX) != RQI_PKT_OK)
+    if (rqi_pkt_fields_check(ctx, p, ctx->large_max) != RQI_PKT_OK)
         return RQI_PKT_REJECT;
     /* Only a rank of another node talks to us this way. */
     if ((int)p->src == ctx->rank || !ctx->remote[p->src])

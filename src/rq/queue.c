@@ -164,6 +164,7 @@ static void queue_remove(rq_ctx_t *ctx, unsigned qid)
     struct rqi_view *view = &ctx->view[qid];
     if (view->n != 0) {
         struct rqi_held *h = &view->h[view->first++];
+        rqi_pkt_done(ctx, h->pkt);
         rqi_ring_rx_release(h->rx, h->pkt, h->pos);
         view->n--;
         ctx->stats.direct++;
@@ -182,6 +183,7 @@ static unsigned queue_remove_n(rq_ctx_t *ctx, unsigned qid, unsigned n)
     /* Held views first, released in order (one lane each, cheap). */
     for (; done < n && view->n != 0; done++) {
         struct rqi_held *h = &view->h[view->first++];
+        rqi_pkt_done(ctx, h->pkt);
         rqi_ring_rx_release(h->rx, h->pkt, h->pos);
         view->n--;
     }

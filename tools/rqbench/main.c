@@ -24,6 +24,7 @@ static const struct family {
     {"am", rqb_fam_am},       {"loaded", rqb_fam_loaded}, {"xfer", rqb_fam_xfer},
     {"poll", rqb_fam_poll},   {"splitc", rqb_fam_splitc}, {"rq", rqb_fam_rq},
     {"vni", rqb_fam_vni},     {"pdq", rqb_fam_pdq},       {"compare", rqb_fam_compare},
+    {"large", rqb_fam_large},
 };
 enum { NFAM = sizeof families / sizeof families[0] };
 
@@ -56,6 +57,9 @@ static void usage(FILE *f)
 "           throughput and CPU cores used (PDQ paper, Figure 2).\n"
 "  compare  latency, message rate, bandwidth, put+flush: the shapes the\n"
 "           MPI and UCX peers measure.\n"
+"  large    ns per byte of a medium (rq_request: in place, then staged)\n"
+"           and a long (rq_request_long) 8 B .. 64 MiB, sizes sqrt(2) apart\n"
+"           and rq_medium_max() -1/0/+1; medium/long and the largest rise.\n"
 "Every run first measures the physical limits between ranks 0 and 1: the\n"
 "cache-line one-way latency L, one line per direction, a raw ring, memcpy.\n"
 "Method: one warm-up, then repetitions until the 90%% confidence interval of\n"
@@ -67,7 +71,7 @@ static void usage(FILE *f)
 "  --smoke          minimal runs to check the output format (tests)\n"
 "  --min-reps N     default 5 (quick 3, smoke 2)     --max-reps N  default 200\n"
 "  --budget S       seconds per measurement, default 2\n"
-"  --max-size B     largest xfer array, default 64 MiB\n"
+"  --max-size B     largest xfer array / large payload, default 64 MiB\n"
 "  --csv FILE  --json FILE  --plot DIR      write results (DIR gets SVGs)\n"
 "  --compare        also run rqbench-mpi (via mpirun) and rqbench-ucx when\n"
 "                   installed, and print each figure beside its peer\n"

@@ -1,6 +1,6 @@
 /* plots.c - the figures rqbench draws from a report: one per curve the
- * seeds plotted (array bandwidth, poll intersection, traverse steps) and
- * the peer bandwidth comparison. */
+ * seeds plotted (array bandwidth, poll intersection, traverse steps), the
+ * peer bandwidth comparison and the large-payload cost per byte. */
 #include <stdio.h>
 
 #include "bench.h"
@@ -22,6 +22,8 @@ static const struct rqb_plot plots[] = {
      "ns per message", 0, 0, 0, "loaded", {"traverse (per message)", NULL}},
     {"compare-bandwidth", "Streaming bandwidth: librq and its peers", "bytes", "MB/s", 1, 1, 0,
      "compare", {"bandwidth", NULL}},
+    {"large-cost", "Cost per byte by path: medium (in place, then staged) and long", "bytes",
+     "ns per byte", 1, 1, 0, "large", {"medium", "long", "memcpy", NULL}},
 };
 
 void rqb_plots(const struct rqb_report *r, const char *dir)

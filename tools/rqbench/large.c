@@ -1,0 +1,223 @@
+/* large.c - rqbench large: what a large payload costs per byte, by the
+ * path it takes, from 8 B to 64 MiB (sizes a factor sqrt(2) apart, plus
+ * rq_medium_max() - 1, itself and + 1), rank 0 -> rank 1:
+ *   medium  rq_request: in place in the lane up to rq_medium_max(), above
+ *           it staged in the sender's staging area (one copy, read in
+ *           place by the handler);
+ *   long    rq_request_long into the target's segment (the sender names
+ *           the offset).
+ * Each figure streams a burst of messages (as many as fill 4 MiB, 4 to
+ * 256) and times until the handler of the last one has acknowledged it:
+ * ns per byte = time / (messages * size).  The handler reads one word of
+ * every cache line of the payload: a payload nobody reads has not reached
+ * the receiver (in place, its lines would never leave the sender's cache),
+ * so every path is charged the same move of the data to the receiver.
+ * The physical limit is measured at each size in the same run: one core's
+ * memcpy between private buffers (memcpy).
+ * Derived rows: medium / long at each size, and the largest rise of the
+ * medium's cost per byte from one size to the next (the "cliff"), also
+ * divided by memcpy's rise there (what the memory hierarchy explains). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+enum { H_DATA = 30, H_ACK = 31 };
+enum { P_MEDIUM, P_LONG, P_MEMCPY, NPATH };
+static const char *const path_name[NPATH] = {"medium", "long", "memcpy"};
+
+static volatile uint64_t acked;
+static uint64_t acked_due;
+static char *src_buf;
+static volatile uint64_t sink;
+
+/* Read one word per cache line of [p, p + len). */
+static void touch(const void *p, size_t len)
+{
+    const volatile char *c = p;
+    uint64_t x = 0;
+    for (size_t i = 0; i < len; i += 64)
+        x += (uint64_t)c[i];
+    if (len != 0)
+        x += (uint64_t)c[len - 1];
+    sink += x;
+}
+
+/* args[0] != 0: the last of a burst; acknowledge it. */
+static void on_data(rq_ctx_t *c, const rq_msg_t *m, void *a)
+{
+    (void)a;
+    touch(m->data, m->len);
+    if (m->nargs > 0 && m->args[0] != 0)
+        rq_reply(c, m, H_ACK, NULL, 0, NULL, 0, 0);
+}
+static void on_ack(rq_ctx_t *c, const rq_msg_t *m, void *a) { (void)c; (void)m; (void)a; acked++; }
+
+struct large_arg { int path; size_t len; int burst; };
+
+static double burst_once(struct rqb *b, void *argp)
+{
+    const struct large_arg *a = argp;
+    double t = 0;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        uint64_t t0 = rqb_now_ns();
+        for (int i = 0; i < a->burst; i++) {
+            uint64_t last = i + 1 == a->burst;
+            if (a->path == P_MEDIUM)
+                rq_request(b->ctx, 1, H_DATA, &last, 1, src_buf, a->len, 0);
+            else
+                rq_request_long(b->ctx, 1, H_DATA, &last, 1, src_buf, a->len, RQB_DATA_OFF, 0);
+        }
+        rq_wait_until(b->ctx, &acked, ++acked_due);
+        t = rqb_elapsed_ns(t0) / ((double)a->burst * (double)a->len);
+    }
+    rq_barrier(b->ctx);
+    return t;
+}
+
+/* The physical limit at this size: one core's memcpy between two private
+ * buffers of len bytes (as many rounds as copy 16 MiB), ns per byte. */
+static double memcpy_once(struct rqb *b, void *argp)
+{
+    const struct large_arg *a = argp;
+    static char *dst;
+    static size_t have;
+    if (b->me != 0)
+        return 0;
+    if (have < a->len) {
+        free(dst);
+        dst = malloc(a->len);
+        have = dst != NULL ? a->len : 0;
+        if (dst == NULL)
+            return NAN;
+        memset(dst, 1, a->len);
+    }
+    int rounds = a->len >= (16u << 20) ? 1 : (int)((16u << 20) / a->len);
+    uint64_t t0 = rqb_now_ns();
+    for (int i = 0; i < rounds; i++) {
+        memcpy(dst, src_buf, a->len);
+        __asm__ volatile("" ::"r"(dst) : "memory");
+    }
+    return rqb_elapsed_ns(t0) / ((double)rounds * (double)a->len);
+}
+
+/* The sweep's sizes, ascending: 8 * sqrt(2)^k (multiples of 8) up to lim,
+ * with rq_medium_max() - 1, + 0, + 1 in their place.  Returns how many. */
+static int sweep_sizes(size_t mm, size_t lim, size_t *out, int max)
+{
+    int n = 0;
+    size_t extra[3] = {mm - 1, mm, mm + 1};
+    int e = 0;
+    for (int k = 0; n < max; k++) {
+        double x = 8.0 * pow(2.0, k / 2.0);
+        size_t s = (size_t)x & ~(size_t)7;
+        if (s > lim)
+            break;
+        while (e < 3 && extra[e] <= s && n < max) {
+            if (extra[e] != s && extra[e] <= lim)
+                out[n++] = extra[e];
+            e++;
+        }
+        if (n < max && (n == 0 || out[n - 1] != s))
+            out[n++] = s;
+    }
+    return n;
+}
+
+int rqb_fam_large(struct rqb *b)
+{
+    rq_handler_register(b->ctx, H_DATA, on_data, NULL, 0);
+    rq_handler_register(b->ctx, H_ACK, on_ack, NULL, 0);
+    void *base;
+    size_t seg = 0;
+    rq_segment(b->ctx, &base, &seg);
+    size_t lim = b->o.max_size;
+    size_t seg_lim = seg > RQB_DATA_OFF ? seg - RQB_DATA_OFF : 0;
+    src_buf = malloc(lim);
+    if (src_buf == NULL)
+        return 1;
+    memset(src_buf, 0x3c, lim);
+    if (b->me == 0 && seg_lim < lim)
+        fprintf(stderr, "rqbench large: long sizes above %zu bytes need a larger "
+                        "RQ_SEGMENT_SIZE\n", seg_lim);
+    size_t sizes[80];
+    int nsz = sweep_sizes(rq_medium_max(b->ctx), lim, sizes, 80);
+    int step = b->o.smoke ? 8 : b->o.quick ? 2 : 1;
+    double cost[NPATH][80];
+    for (int i = 0; i < nsz; i++) {
+        size_t len = sizes[i];
+        int limit_pt = len + 1 >= rq_medium_max(b->ctx) && len <= rq_medium_max(b->ctx) + 1;
+        if (i % step != 0 && !limit_pt && i + 1 != nsz) {
+            cost[P_MEDIUM][i] = cost[P_LONG][i] = NAN;
+            continue;
+        }
+        for (int p = 0; p < NPATH; p++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s", path_name[p]);
+            cost[p][i] = NAN;
+            if (p == P_LONG && len > seg_lim) {
+                rqb_row_na(b, name, (double)len, "ns/B", "larger than the segment");
+                continue;
+            }
+            size_t m = (4u << 20) / len;
+            struct large_arg a = {p, len, m < 4 ? 4 : m > 256 ? 256 : (int)m};
+            struct rqb_summary s;
+            rqb_measure(b, name, p == P_MEMCPY ? memcpy_once : burst_once, &a, &s);
+            rqb_row(b, name, (double)len, "ns/B", &s,
+                    p == P_LONG     ? "rq_request_long burst, ack of the last"
+                    : p == P_MEMCPY ? "limit: one core's memcpy, private buffers"
+                    : len <= rq_medium_max(b->ctx) ? "rq_request burst, in place in the lane"
+                                                   : "rq_request burst, staged (one copy)");
+            cost[p][i] = s.median;
+        }
+    }
+    /* medium / long at each size, and the largest rise between neighbours
+     * (also net of memcpy's own rise there: the memory hierarchy's part) */
+    double worst_ratio = 0, worst_step = 0, worst_net = 0;
+    size_t worst_ratio_at = 0, worst_step_at = 0, worst_net_at = 0;
+    int prev = -1;
+    for (int i = 0; i < nsz; i++) {
+        if (isnan(cost[P_MEDIUM][i]))
+            continue;
+        if (!isnan(cost[P_LONG][i])) {
+            double r = cost[P_MEDIUM][i] / cost[P_LONG][i];
+            rqb_row_derived(b, "medium / long", (double)sizes[i], "x", r,
+                            "cost per byte, same run");
+            if (sizes[i] > rq_medium_max(b->ctx) && r > worst_ratio) {
+                worst_ratio = r;
+                worst_ratio_at = sizes[i];
+            }
+        }
+        if (prev >= 0) {
+            double r = cost[P_MEDIUM][i] / cost[P_MEDIUM][prev];
+            if (r > worst_step) {
+                worst_step = r;
+                worst_step_at = sizes[i];
+            }
+            /* only a rise of memcpy's own cost explains one of ours */
+            double phys = cost[P_MEMCPY][i] / cost[P_MEMCPY][prev];
+            phys = isnan(phys) || phys < 1 ? 1 : phys;
+            if (r / phys > worst_net) {
+                worst_net = r / phys;
+                worst_net_at = sizes[i];
+            }
+        }
+        prev = i;
+    }
+    char note[96];
+    snprintf(note, sizeof note, "above rq_medium_max; worst at %zu B (target <= 1.3)",
+             worst_ratio_at);
+    rqb_row_derived(b, "medium / long, worst", NAN, "x", worst_ratio, note);
+    snprintf(note, sizeof note, "largest rise of ns/B to the next size, at %zu B (target <= 1.3)",
+             worst_step_at);
+    rqb_row_derived(b, "medium cliff", NAN, "x", worst_step, note);
+    snprintf(note, sizeof note, "the same divided by memcpy's rise there, at %zu B", worst_net_at);
+    rqb_row_derived(b, "medium cliff beyond memcpy", NAN, "x", worst_net, note);
+    free(src_buf);
+    src_buf = NULL;
+    return 0;
+}
