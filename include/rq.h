@@ -109,6 +109,7 @@ extern "C" {
 #define RQ_INTERRUPT  0x2u  /* wake the target's progress thread (RQ_INTR_SELECTIVE) */
 /* handler flags */
 #define RQ_HF_INTERRUPT 0x1u /* deliver asynchronously when interrupts are on */
+#define RQ_HF_PLACE     0x2u /* large payloads reach the handler unplaced (rq_place) */
 
 /* Symbols of the public API are exported from the shared library; every
  * internal one stays hidden. */
@@ -210,8 +211,9 @@ typedef void (*rq_handler_fn)(rq_ctx_t *ctx, const rq_msg_t *msg, void *arg);
 /* rq_handler_register - install fn as handler id (0 <= id < RQ_MAX_HANDLERS);
  * fn NULL uninstalls.  The table must be the same on every rank before
  * packets for id arrive: a packet for an id with no handler is rejected and
- * counted in rq_stats().rejected.  flags: 0 or RQ_HF_INTERRUPT.
- * Returns 0 or RQ_EINVAL.  Non-blocking; callable from a handler. */
+ * counted in rq_stats().rejected.  flags: 0, RQ_HF_INTERRUPT, RQ_HF_PLACE
+ * (or both; see rq_place).  Returns 0 or RQ_EINVAL.  Non-blocking;
+ * callable from a handler. */
 RQ_API int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
                         unsigned flags);
 
@@ -249,6 +251,44 @@ RQ_API int rq_reply(rq_ctx_t *ctx, const rq_msg_t *req, unsigned handler, const 
 RQ_API int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                     unsigned nargs, const void *src, size_t len, uint64_t dst_off,
                     unsigned flags);
+
+/* ---- receiver-placed payloads (UCX's ucp_am_recv_data_nbx, FUGU's
+ * extractdma) ----
+ * A handler registered with RQ_HF_PLACE sees every active message whose
+ * payload is larger than rq_medium_max() before that payload is placed:
+ * msg->data is NULL and msg->len its size, the args are there.  From
+ * inside that handler it names where the payload goes, once, with
+ * rq_place (a buffer of its own) or rq_place_segment (its segment at an
+ * offset); the sender needed no knowledge of the receiver's memory.  If
+ * the handler returns without placing it, the payload is discarded.
+ * Smaller payloads reach such a handler in place as usual (msg->data set).
+ * The same on every transport and delivery path; where the payload waits
+ * meanwhile: the sender's staging area (same node), the virtual buffer
+ * (buffered delivery), UCX's receive buffer (another node).
+ *
+ * Completion: when the payload is in dst, *done (if not NULL) is
+ * incremented by one (an atomic add with release: read it with
+ * rq_wait_until or an acquire load), then fn(ctx, arg, status) (if not
+ * NULL) runs from a later rq_poll or wait on this rank, as a handler
+ * (never inside rq_place; status 0, or RQ_EPEER if the job failed first).
+ * dst must stay valid and untouched until then.  Today the copy is made
+ * within rq_place on every transport, so *done is already incremented when
+ * it returns; rely only on the counter or the callback.
+ *
+ * rq_place - place msg's payload at dst (msg->len bytes).
+ * rq_place_segment - place it in this rank's segment at off.
+ * Returns 0, RQ_EINVAL (ctx, msg or dst NULL; msg is not the unplaced
+ * message of the handler running now, or was placed already), RQ_ERANGE
+ * (rq_place_segment: off + len outside the segment; nothing is written,
+ * the attempt is counted in rq_stats().rejected, and the handler may still
+ * place the payload elsewhere).  The sender is not told (its rq_request
+ * returned long before).  Non-blocking.  Only from the RQ_HF_PLACE
+ * handler the message was given to, on the thread running it. */
+typedef void (*rq_place_fn)(rq_ctx_t *ctx, void *arg, int status);
+RQ_API int rq_place(rq_ctx_t *ctx, const rq_msg_t *msg, void *dst, volatile uint64_t *done,
+                    rq_place_fn fn, void *arg);
+RQ_API int rq_place_segment(rq_ctx_t *ctx, const rq_msg_t *msg, uint64_t off,
+                            volatile uint64_t *done, rq_place_fn fn, void *arg);
 
 /* rq_poll - run the handlers of arrived active messages (buffered ones
  * first, then the inbound ring in place), at most RQ_POLL_BATCH per call.

@@ -42,6 +42,24 @@ struct rqi_reasm {
     char             *buf;
 };
 
+/* The unplaced payload of the RQ_HF_PLACE handler running now (rq_place):
+ * the message given to it, where the payload waits, whether it was
+ * placed. */
+struct rqi_place {
+    const rq_msg_t *msg;
+    const void     *src;
+    size_t          len;
+    int             placed;
+};
+
+/* A placement's completion callback, run by a later poll. */
+struct rqi_place_done {
+    struct rqi_place_done *next;
+    rq_place_fn            fn;
+    void                  *arg;
+    int                    status;
+};
+
 /* A collective payload that arrived before its receiver asked for it. */
 struct rqi_mail {
     struct rqi_mail *next;
@@ -113,6 +131,8 @@ struct rq_ctx {
 
     /* handlers */
     struct rqi_handler handlers[RQ_MAX_HANDLERS];
+    struct rqi_place   place;                 /* receiver-placed payloads */
+    struct rqi_place_done *place_done, **place_done_tail;
     struct rqi_handler sys[RQI_SYS_COUNT];
 
     /* collectives */

@@ -89,6 +89,11 @@ static void ctx_free(rq_ctx_t *ctx)
     rqi_ucx_fini(ctx);
     rqi_gas_fini(ctx);
     rqi_coll_fini(ctx);
+    while (ctx->place_done != NULL) { /* callbacks the job never polled for */
+        struct rqi_place_done *d = ctx->place_done->next;
+        free(ctx->place_done);
+        ctx->place_done = d;
+    }
     while (ctx->reasm != NULL) {
         struct rqi_reasm *n = ctx->reasm->next;
         free(ctx->reasm->buf);

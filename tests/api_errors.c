@@ -46,7 +46,22 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_handler_register(NULL, 0, h_checks, NULL, 0), RQ_EINVAL);
     CHECK_EQ(rq_handler_register(ctx, RQ_MAX_HANDLERS, h_checks, NULL, 0), RQ_EINVAL);
     CHECK_EQ(rq_handler_register(ctx, 0, h_checks, NULL, 0x80), RQ_EINVAL);
+    CHECK_EQ(rq_handler_register(ctx, 0, h_checks, NULL, 0x4), RQ_EINVAL);
+    CHECK_EQ(rq_handler_register(ctx, 0, h_checks, NULL, RQ_HF_PLACE | RQ_HF_INTERRUPT), 0);
     CHECK_EQ(rq_handler_register(ctx, 0, h_checks, NULL, 0), 0);
+    /* rq_place: only for the unplaced message of the running handler */
+    {
+        rq_msg_t fake = {0};
+        char pb[8];
+        uint64_t dn = 0;
+        CHECK_EQ(rq_place(NULL, &fake, pb, &dn, NULL, NULL), RQ_EINVAL);
+        CHECK_EQ(rq_place(ctx, NULL, pb, &dn, NULL, NULL), RQ_EINVAL);
+        CHECK_EQ(rq_place(ctx, &fake, pb, &dn, NULL, NULL), RQ_EINVAL);
+        CHECK_EQ(rq_place(ctx, &fake, NULL, &dn, NULL, NULL), RQ_EINVAL);
+        CHECK_EQ(rq_place_segment(NULL, &fake, 0, &dn, NULL, NULL), RQ_EINVAL);
+        CHECK_EQ(rq_place_segment(ctx, &fake, 0, &dn, NULL, NULL), RQ_EINVAL);
+        CHECK_EQ(dn, 0);
+    }
     /* requests */
     CHECK_EQ(rq_request(NULL, 0, 0, a, 1, NULL, 0, 0), RQ_EINVAL);
     CHECK_EQ(rq_request(ctx, 1, 0, a, 1, NULL, 0, 0), RQ_EINVAL);

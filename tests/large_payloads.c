@@ -13,7 +13,12 @@
  *          (handler sends while the lane is pinned, staging full with a
  *          small RQ_BULK_BYTES), so every fallback path runs;
  *   queue  large payloads on a named queue, read with rq_peek (in place)
- *          and rq_pop.
+ *          and rq_pop;
+ *   place  an RQ_HF_PLACE handler names where each large payload lands: a
+ *          buffer of its own, its segment at an offset, first an invalid
+ *          offset (RQ_ERANGE, counted, nothing written), or nowhere
+ *          (discarded); completion by counter and by callback; payloads
+ *          up to rq_medium_max() still arrive in place.
  * Run with any RQ_BULK_BYTES (0: always fragmented). */
 #include <string.h>
 
@@ -21,7 +26,8 @@
 
 #include "check.h"
 
-enum { H_BIG = 1, H_ECHO = 2, H_ECHOED = 3, QID = 5 };
+enum { H_BIG = 1, H_ECHO = 2, H_ECHOED = 3, H_PLACE = 4, QID = 5 };
+enum { PL_BUF, PL_SEG, PL_BAD_SEG, PL_DROP, PL_NMODES };
 
 static uint64_t fnv(const unsigned char *p, size_t n)
 {
@@ -79,6 +85,64 @@ static void on_echoed(rq_ctx_t *c, const rq_msg_t *m, void *a)
     echoed++;
 }
 
+/* Placement: args = mode, len, checksum, segment offset. */
+static volatile uint64_t placed_done;
+static uint64_t place_cbs, place_seen, place_small, place_bad;
+static unsigned char *place_buf[64];
+static uint64_t place_sum[64], place_len[64];
+static unsigned place_n;
+static rq_ctx_t *g_ctx;
+
+static void on_placed(rq_ctx_t *c, void *arg, int status)
+{
+    CHECK(c == g_ctx);
+    CHECK_EQ(status, 0);
+    CHECK(arg == &place_cbs);
+    place_cbs++;
+}
+
+static void on_place(rq_ctx_t *c, const rq_msg_t *m, void *a)
+{
+    (void)a;
+    place_seen++;
+    if (m->len <= rq_medium_max(c)) { /* small: in place as usual */
+        CHECK(m->len == 0 || m->data != NULL);
+        CHECK_EQ(fnv(m->data, m->len), m->args[2]);
+        place_small++;
+        return;
+    }
+    CHECK(m->data == NULL);
+    CHECK_EQ(m->len, m->args[1]);
+    void *seg;
+    size_t segsz;
+    rq_segment(c, &seg, &segsz);
+    switch (m->args[0]) {
+    case PL_BUF: {
+        CHECK(place_n < 64);
+        unsigned char *b = malloc(m->len);
+        CHECK(b != NULL);
+        place_buf[place_n] = b;
+        place_sum[place_n] = m->args[2];
+        place_len[place_n++] = m->len;
+        CHECK_EQ(rq_place(c, m, b, &placed_done, on_placed, &place_cbs), 0);
+        CHECK_EQ(rq_place(c, m, b, NULL, NULL, NULL), RQ_EINVAL); /* once only */
+        break;
+    }
+    case PL_BAD_SEG:
+        CHECK_EQ(rq_place_segment(c, m, segsz - m->len + 1, NULL, NULL, NULL), RQ_ERANGE);
+        CHECK_EQ(rq_place_segment(c, m, UINT64_MAX - 7, NULL, NULL, NULL), RQ_ERANGE);
+        place_bad += 2;
+        /* then a valid offset */
+        __attribute__((fallthrough));
+    case PL_SEG:
+        CHECK_EQ(rq_place_segment(c, m, m->args[3], &placed_done, NULL, NULL), 0);
+        CHECK_EQ(fnv((unsigned char *)seg + m->args[3], m->len), m->args[2]);
+        break;
+    case PL_DROP:
+        break; /* discarded */
+    }
+}
+
 int main(int argc, char **argv)
 {
     int small = argc > 1 && strcmp(argv[1], "small") == 0;
@@ -89,6 +153,8 @@ int main(int argc, char **argv)
     rq_handler_register(ctx, H_BIG, on_big, NULL, 0);
     rq_handler_register(ctx, H_ECHO, on_echo, NULL, 0);
     rq_handler_register(ctx, H_ECHOED, on_echoed, NULL, 0);
+    rq_handler_register(ctx, H_PLACE, on_place, NULL, RQ_HF_PLACE);
+    g_ctx = ctx;
     CHECK_EQ(rq_queue_open(ctx, QID), 0);
     CHECK_EQ(rq_barrier(ctx), 0);
 
@@ -155,9 +221,49 @@ int main(int argc, char **argv)
         CHECK_EQ(rq_pop(ctx, QID), 1);
     }
 
+    CHECK_EQ(rq_barrier(ctx), 0);
+
+    /* 4. receiver-placed: rank r sends to r + 1 */
+    rq_msg_t fake = {0};
+    CHECK_EQ(rq_place(ctx, &fake, buf, NULL, NULL, NULL), RQ_EINVAL); /* not in its handler */
+    const size_t psizes[] = {mm + 1, 64u << 10, 1u << 20, mm, 1};
+    uint64_t expect_done = 0, expect_cbs = 0, expect_small = 0, expect_seen = 0;
+    uint64_t seg_off = 4096;
+    for (int mode = 0; mode < PL_NMODES; mode++)
+        for (size_t s = 0; s < sizeof psizes / sizeof psizes[0]; s++) {
+            size_t len = psizes[s];
+            fill(buf, len, me, (uint64_t)mode * 16 + s);
+            uint64_t a[4] = {(uint64_t)mode, len, fnv(buf, len), seg_off};
+            CHECK_EQ(rq_request(ctx, to, H_PLACE, a, 4, buf, len, 0), 0);
+            seg_off += (len + 4095) & ~(size_t)4095;
+            expect_seen++;
+            if (len <= mm)
+                expect_small++;
+            else if (mode != PL_DROP)
+                expect_done++;
+            if (len > mm && mode == PL_BUF)
+                expect_cbs++;
+        }
+    if (!small) {
+        fill(buf, big, me, 999);
+        uint64_t a[4] = {PL_BUF, big, fnv(buf, big), 0};
+        CHECK_EQ(rq_request(ctx, to, H_PLACE, a, 4, buf, big, 0), 0);
+        expect_seen++;
+        expect_done++;
+        expect_cbs++;
+    }
+    CHECK_EQ(rq_wait_until(ctx, &place_seen, expect_seen), 0);
+    CHECK_EQ(rq_wait_until(ctx, &placed_done, expect_done), 0);
+    CHECK_EQ(rq_wait_until(ctx, &place_cbs, expect_cbs), 0);
+    CHECK_EQ(place_small, expect_small);
+    for (unsigned i = 0; i < place_n; i++) {
+        CHECK_EQ(fnv(place_buf[i], place_len[i]), place_sum[i]);
+        free(place_buf[i]);
+    }
+
     rq_stats_t st;
     rq_stats(ctx, &st);
-    CHECK_EQ(st.rejected, 0);
+    CHECK_EQ(st.rejected, place_bad); /* the invalid offsets, nothing else */
     CHECK_EQ(rq_finalize(ctx), 0);
     if (me == 0)
         printf("large_payloads: %d ranks, medium max %zu: ok\n", n, mm);

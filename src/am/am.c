@@ -5,6 +5,7 @@
  * The only indirect call is the user's handler. */
 #include "am/am.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "deliver/deliver.h"
@@ -390,7 +391,7 @@ int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *ar
 int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
                         unsigned flags)
 {
-    if (ctx == NULL || id >= RQ_MAX_HANDLERS || (flags & ~RQ_HF_INTERRUPT) != 0)
+    if (ctx == NULL || id >= RQ_MAX_HANDLERS || (flags & ~(RQ_HF_INTERRUPT | RQ_HF_PLACE)) != 0)
         return RQ_EINVAL;
     /* Bracketed: the progress thread may be reading the table. */
     int locked = rqi_ctx_enter(ctx);
@@ -399,6 +400,20 @@ int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
     ctx->handlers[id].flags = flags;
     rqi_ctx_leave(ctx, locked);
     return 0;
+}
+
+/* An RQ_HF_PLACE handler and a payload above rq_medium_max(): the handler
+ * sees it unplaced (data NULL) and may name its destination (rq_place);
+ * the payload waits where the transport left it until the handler
+ * returns. */
+static RQI_NOINLINE void run_placed(rq_ctx_t *ctx, const struct rqi_handler *h,
+                                    const rq_msg_t *m)
+{
+    rq_msg_t u = *m;
+    u.data = NULL;
+    ctx->place = (struct rqi_place){&u, m->data, m->len, 0};
+    h->fn(ctx, &u, h->arg);
+    ctx->place.msg = NULL; /* placed or discarded: the message is gone */
 }
 
 static inline int run_handler(rq_ctx_t *ctx, const rq_msg_t *m)
@@ -410,9 +425,77 @@ static inline int run_handler(rq_ctx_t *ctx, const rq_msg_t *m)
         return 0;
     }
     rqi_am_handler_depth++;
-    h->fn(ctx, m, h->arg);
+    if (RQI_UNLIKELY(h->flags & RQ_HF_PLACE) && m->len > ctx->medium_max &&
+        !(m->rqi_flags & RQI_PF_SYSTEM))
+        run_placed(ctx, h, m);
+    else
+        h->fn(ctx, m, h->arg);
     rqi_am_handler_depth--;
     return 1;
+}
+
+/* Run the completion callbacks of earlier placements, as handlers.
+ * Returns how many ran. */
+static RQI_NOINLINE int run_place_done(rq_ctx_t *ctx)
+{
+    int n = 0;
+    struct rqi_place_done *d;
+    while ((d = ctx->place_done) != NULL) {
+        ctx->place_done = d->next;
+        if (ctx->place_done == NULL)
+            ctx->place_done_tail = &ctx->place_done;
+        rqi_am_handler_depth++;
+        d->fn(ctx, d->arg, d->status);
+        rqi_am_handler_depth--;
+        free(d);
+        n++;
+    }
+    return n;
+}
+
+static int place_body(rq_ctx_t *ctx, const rq_msg_t *msg, void *dst, volatile uint64_t *done,
+                      rq_place_fn fn, void *arg)
+{
+    struct rqi_place *pl = &ctx->place;
+    if (msg == NULL || dst == NULL || msg != pl->msg || pl->placed || !rqi_in_handler(ctx))
+        return RQ_EINVAL;
+    struct rqi_place_done *d = NULL;
+    if (fn != NULL && (d = malloc(sizeof *d)) == NULL)
+        return RQ_ENOMEM;
+    memcpy(dst, pl->src, pl->len);
+    pl->placed = 1;
+    if (done != NULL)
+        /* Releases the copy to whoever acquires the counter. */
+        atomic_fetch_add_explicit((_Atomic uint64_t *)(uintptr_t)done, 1, memory_order_release);
+    if (d != NULL) {
+        *d = (struct rqi_place_done){NULL, fn, arg, 0};
+        if (ctx->place_done_tail == NULL)
+            ctx->place_done_tail = &ctx->place_done;
+        *ctx->place_done_tail = d;
+        ctx->place_done_tail = &d->next;
+    }
+    return 0;
+}
+
+int rq_place(rq_ctx_t *ctx, const rq_msg_t *msg, void *dst, volatile uint64_t *done,
+             rq_place_fn fn, void *arg)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    /* Only from the running handler, which already owns the context. */
+    return place_body(ctx, msg, dst, done, fn, arg);
+}
+
+int rq_place_segment(rq_ctx_t *ctx, const rq_msg_t *msg, uint64_t off, volatile uint64_t *done,
+                     rq_place_fn fn, void *arg)
+{
+    if (ctx == NULL || msg == NULL || msg != ctx->place.msg || ctx->place.placed)
+        return RQ_EINVAL;
+    if (off > ctx->seg_bytes || ctx->place.len > ctx->seg_bytes - off) {
+        ctx->stats.rejected++;
+        return RQ_ERANGE;
+    }
+    return place_body(ctx, msg, ctx->seg[ctx->rank] + off, done, fn, arg);
 }
 
 int rq_poll(rq_ctx_t *ctx)
@@ -459,10 +542,13 @@ int rqi_poll(rq_ctx_t *ctx)
         return 0; /* handlers are atomic: none runs inside another */
     if (RQI_UNLIKELY(ctx->ob.records != 0))
         rqi_outbox_flush_all(ctx);
+    int nd = 0; /* placement callbacks run */
+    if (RQI_UNLIKELY(ctx->place_done != NULL))
+        nd = run_place_done(ctx);
     struct rqi_vfifo *am = &ctx->fifo[RQ_AM_QUEUE];
     const unsigned nl = ctx->nlanes;
     const int batch = (int)ctx->cfg.v[RQI_CFG_POLL_BATCH];
-    int nr = 0; /* handlers run for other nodes' messages */
+    int nr = nd; /* handlers run for other nodes' messages, and callbacks */
     if (RQI_UNLIKELY(ctx->ucx != NULL) && rqi_ucx_am_waiting(ctx))
         nr = poll_remote(ctx, batch);
     if (RQI_LIKELY(rqi_vfifo_head(am) == NULL) && rqi_rx_all_empty(ctx))
