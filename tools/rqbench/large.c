@@ -5,7 +5,10 @@
  *           it staged in the sender's staging area (one copy, read in
  *           place by the handler);
  *   long    rq_request_long into the target's segment (the sender names
- *           the offset).
+ *           the offset);
+ *   receiver-placed  rq_request to an RQ_HF_PLACE handler that places each
+ *           payload above rq_medium_max() in a buffer of its own
+ *           (rq_place), then reads it there.
  * Each figure streams a burst of messages (as many as fill 4 MiB, 4 to
  * 256) and times until the handler of the last one has acknowledged it:
  * ns per byte = time / (messages * size).  The handler reads one word of
@@ -25,9 +28,9 @@
 
 #include "bench.h"
 
-enum { H_DATA = 30, H_ACK = 31 };
-enum { P_MEDIUM, P_LONG, P_MEMCPY, NPATH };
-static const char *const path_name[NPATH] = {"medium", "long", "memcpy"};
+enum { H_DATA = 30, H_ACK = 31, H_PLACED = 32 };
+enum { P_MEDIUM, P_LONG, P_PLACED, P_MEMCPY, NPATH };
+static const char *const path_name[NPATH] = {"medium", "long", "receiver-placed", "memcpy"};
 
 static volatile uint64_t acked;
 static uint64_t acked_due;
@@ -44,6 +47,23 @@ static void touch(const void *p, size_t len)
     if (len != 0)
         x += (uint64_t)c[len - 1];
     sink += x;
+}
+
+static char *place_buf; /* where the receiver places payloads */
+
+/* RQ_HF_PLACE: payloads above rq_medium_max() arrive unplaced; place them
+ * in place_buf, then read them there as on_data does. */
+static void on_placed(rq_ctx_t *c, const rq_msg_t *m, void *a)
+{
+    (void)a;
+    if (m->data == NULL) {
+        rq_place(c, m, place_buf, NULL, NULL, NULL);
+        touch(place_buf, m->len);
+    } else {
+        touch(m->data, m->len);
+    }
+    if (m->nargs > 0 && m->args[0] != 0)
+        rq_reply(c, m, H_ACK, NULL, 0, NULL, 0, 0);
 }
 
 /* args[0] != 0: the last of a burst; acknowledge it. */
@@ -67,8 +87,9 @@ static double burst_once(struct rqb *b, void *argp)
         uint64_t t0 = rqb_now_ns();
         for (int i = 0; i < a->burst; i++) {
             uint64_t last = i + 1 == a->burst;
-            if (a->path == P_MEDIUM)
-                rq_request(b->ctx, 1, H_DATA, &last, 1, src_buf, a->len, 0);
+            if (a->path == P_MEDIUM || a->path == P_PLACED)
+                rq_request(b->ctx, 1, a->path == P_MEDIUM ? H_DATA : H_PLACED, &last, 1, src_buf,
+                           a->len, 0);
             else
                 rq_request_long(b->ctx, 1, H_DATA, &last, 1, src_buf, a->len, RQB_DATA_OFF, 0);
         }
@@ -132,14 +153,17 @@ int rqb_fam_large(struct rqb *b)
 {
     rq_handler_register(b->ctx, H_DATA, on_data, NULL, 0);
     rq_handler_register(b->ctx, H_ACK, on_ack, NULL, 0);
+    rq_handler_register(b->ctx, H_PLACED, on_placed, NULL, RQ_HF_PLACE);
     void *base;
     size_t seg = 0;
     rq_segment(b->ctx, &base, &seg);
     size_t lim = b->o.max_size;
     size_t seg_lim = seg > RQB_DATA_OFF ? seg - RQB_DATA_OFF : 0;
     src_buf = malloc(lim);
-    if (src_buf == NULL)
+    place_buf = malloc(lim);
+    if (src_buf == NULL || place_buf == NULL)
         return 1;
+    memset(place_buf, 0, lim);
     memset(src_buf, 0x3c, lim);
     if (b->me == 0 && seg_lim < lim)
         fprintf(stderr, "rqbench large: long sizes above %zu bytes need a larger "
@@ -152,7 +176,8 @@ int rqb_fam_large(struct rqb *b)
         size_t len = sizes[i];
         int limit_pt = len + 1 >= rq_medium_max(b->ctx) && len <= rq_medium_max(b->ctx) + 1;
         if (i % step != 0 && !limit_pt && i + 1 != nsz) {
-            cost[P_MEDIUM][i] = cost[P_LONG][i] = NAN;
+            for (int p = 0; p < NPATH; p++)
+                cost[p][i] = NAN;
             continue;
         }
         for (int p = 0; p < NPATH; p++) {
@@ -170,6 +195,8 @@ int rqb_fam_large(struct rqb *b)
             rqb_row(b, name, (double)len, "ns/B", &s,
                     p == P_LONG     ? "rq_request_long burst, ack of the last"
                     : p == P_MEMCPY ? "limit: one core's memcpy, private buffers"
+                    : p == P_PLACED && len > rq_medium_max(b->ctx)
+                        ? "RQ_HF_PLACE handler: rq_place into its buffer"
                     : len <= rq_medium_max(b->ctx) ? "rq_request burst, in place in the lane"
                                                    : "rq_request burst, staged (one copy)");
             cost[p][i] = s.median;
@@ -218,6 +245,7 @@ int rqb_fam_large(struct rqb *b)
     snprintf(note, sizeof note, "the same divided by memcpy's rise there, at %zu B", worst_net_at);
     rqb_row_derived(b, "medium cliff beyond memcpy", NAN, "x", worst_net, note);
     free(src_buf);
-    src_buf = NULL;
+    free(place_buf);
+    src_buf = place_buf = NULL;
     return 0;
 }

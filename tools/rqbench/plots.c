@@ -23,7 +23,7 @@ static const struct rqb_plot plots[] = {
     {"compare-bandwidth", "Streaming bandwidth: librq and its peers", "bytes", "MB/s", 1, 1, 0,
      "compare", {"bandwidth", NULL}},
     {"large-cost", "Cost per byte by path: medium (in place, then staged) and long", "bytes",
-     "ns per byte", 1, 1, 0, "large", {"medium", "long", "memcpy", NULL}},
+     "ns per byte", 1, 1, 0, "large", {"medium", "long", "receiver-placed", "memcpy", NULL}},
 };
 
 void rqb_plots(const struct rqb_report *r, const char *dir)
