@@ -2,8 +2,8 @@
  * strategy and transport: every global-address operation returns
  * RQ_EPEER, on live ranks and on one's own segment too.  Also the thread
  * rules: rq_store_sync from a handler returns RQ_EPERM.
- * The last rank exits with status 3 after a barrier; the others ignore
- * rqrun's SIGTERM long enough to check (RQ_KILL_GRACE_MS). */
+ * The last rank exits with status 3 once the others have left a barrier;
+ * they ignore rqrun's SIGTERM long enough to check (RQ_KILL_GRACE_MS). */
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -12,8 +12,16 @@
 
 #include "check.h"
 
-enum { H_PROBE = 1 };
-static uint64_t probed;
+enum { H_PROBE = 1, H_LEFT = 2 };
+static uint64_t probed, left;
+
+static void on_left(rq_ctx_t *c, const rq_msg_t *m, void *a)
+{
+    (void)c;
+    (void)m;
+    (void)a;
+    left++;
+}
 
 static void on_probe(rq_ctx_t *c, const rq_msg_t *m, void *a)
 {
@@ -33,12 +41,20 @@ int main(int argc, char **argv)
     int me = rq_rank(ctx), n = rq_size(ctx);
     CHECK(n >= 3);
     CHECK_EQ(rq_handler_register(ctx, H_PROBE, on_probe, NULL, 0), 0);
+    CHECK_EQ(rq_handler_register(ctx, H_LEFT, on_left, NULL, 0), 0);
     CHECK_EQ(rq_barrier(ctx), 0);
     CHECK_EQ(rq_request(ctx, me, H_PROBE, NULL, 0, NULL, 0, 0), 0);
     CHECK_EQ(rq_wait_until(ctx, &probed, 1), 0);
     CHECK_EQ(rq_barrier(ctx), 0);
-    if (me == n - 1)
+    /* A barrier's return on one rank does not mean every rank has left it:
+     * a rank may still wait for its last round's message from a live peer
+     * and would see the death first.  The last rank dies only once every
+     * other rank has said it is out. */
+    if (me == n - 1) {
+        CHECK_EQ(rq_wait_until(ctx, &left, (uint64_t)(n - 1)), 0);
         _exit(3);
+    }
+    CHECK_EQ(rq_request(ctx, n - 1, H_LEFT, NULL, 0, NULL, 0, 0), 0);
     uint64_t never = 0, v = 0;
     CHECK_EQ(rq_wait_until(ctx, &never, 1), RQ_EPEER);
     int peers[2] = {me, (me + 1) % (n - 1)}; /* ourselves, a live rank */
