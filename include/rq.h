@@ -305,10 +305,80 @@ RQ_API int rq_place_segment(rq_ctx_t *ctx, const rq_msg_t *msg, uint64_t off,
 RQ_API int rq_poll(rq_ctx_t *ctx);
 
 /* rq_wait_until - poll until *word >= at_least (a word normally written by
- * a handler or a long/put transfer).  Returns 0, RQ_EINVAL, RQ_EPEER (a
- * peer died while waiting), RQ_EPERM (called from a handler).
+ * a handler or a long/put transfer; read with acquire, so what was written
+ * before the word's release increment is visible at return).  While idle
+ * it also copies pieces of this rank's queued non-blocking transfers.
+ * Returns 0, RQ_EINVAL, RQ_EPEER (a peer died while waiting), RQ_EPERM
+ * (called from a handler).
  * Blocking: yes; spins, then yields the CPU (RQ_SPIN_COUNT). */
 RQ_API int rq_wait_until(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least);
+
+/* rq_test - non-blocking test of a completion counter: 1 if *word >=
+ * at_least (acquire load), else one rq_poll step (handlers may run; the
+ * network progresses) and 1 or 0 from a second look.  Copies nothing:
+ * a rank that computes between tests leaves its transfers to its copy
+ * thread.  Returns 1, 0, RQ_EINVAL (ctx or word NULL), RQ_EPEER (the job
+ * failed and the word is still below at_least).  Callable from a
+ * handler (it then polls nothing).  Thread safety: like rq_poll. */
+RQ_API int rq_test(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least);
+
+/* ---- non-blocking bulk transfers (the RQ paper's am_store_async and
+ * am_get, FUGU's injectdma with a completion flag) ----
+ * rq_put_nb, rq_get_nb and rq_request_long_nb start a transfer and return
+ * at once; it completes later, in any order relative to the caller's other
+ * transfers.  done is a counter the caller owns (or NULL): when the
+ * transfer completes it is incremented by one with an atomic add with
+ * release; wait for it with rq_wait_until, test it with rq_test or an
+ * acquire load.  One counter may serve many transfers (wait for their
+ * number).  rq_sync also waits for every transfer this rank started, and
+ * rq_finalize completes them all (counters move, handlers run) before it
+ * returns.  Nothing bounds how many are outstanding (one small allocation
+ * each: RQ_ENOMEM when none can be had).
+ *
+ * Who moves the bytes: to or from another rank of this node, a transfer of
+ * at least RQ_ASYNC_MIN bytes (default 64 KiB) is copied by this rank's
+ * copy thread (started by the first one) and, while this rank waits in
+ * rq_wait_until, rq_sync or another blocking call, by the waiting thread
+ * too; the caller's own thread is free to compute meanwhile.  Smaller ones,
+ * and those on one's own rank, are copied within the call (complete at
+ * return).  To another node they are UCX RMA or rendezvous operations,
+ * which progress when this rank calls librq.  The strategy
+ * (RQ_GAS_STRATEGY) does not change this.
+ *
+ * Buffers: the local buffer (src of a put or long request, dst of a get)
+ * belongs to the transfer until its counter moves: do not write it (put,
+ * long) or read it (get) before.  The remote bytes follow the rules of
+ * rq_put / rq_get: a put's bytes are visible at the target once the
+ * counter moved; nothing orders them with other operations.
+ *
+ * Arguments as rq_put / rq_get / rq_request_long (flags: 0 for put and
+ * get; RQ_INTERRUPT for a long request, whose announcement then
+ * interrupts; RQ_NONBLOCK is refused, RQ_EINVAL).  A transfer of 0 bytes
+ * (put, get) completes within the call.  After the job failed they return
+ * RQ_EPEER, and transfers still pending never complete (their counters
+ * stay).  Callable from a handler: yes (they never wait).  Thread safety:
+ * like every call on a context; the counter may be read from any thread.
+ *
+ * rq_put_nb - copy len bytes from src to dst's segment at off.  Complete:
+ * the bytes are visible at the target and src may be reused.
+ * rq_get_nb - copy len bytes from src_rank's segment at off into dst.
+ * Complete: dst holds them.
+ * rq_request_long_nb - copy len bytes from src to dst's segment at dst_off,
+ * then run handler on dst as rq_request_long does (msg->data in the
+ * segment), once every byte has landed.  Complete: the bytes have landed
+ * and the handler's message is committed (it will run even if the
+ * initiator computes without calling librq: the copy thread's rank's
+ * progress thread sends it), src may be reused.  Handlers of several
+ * long requests run in the order their bytes landed, which need not be the
+ * order of the calls.
+ * Returns 0, RQ_EINVAL, RQ_ERANGE, RQ_EPEER, RQ_ENOMEM. */
+RQ_API int rq_put_nb(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len,
+                     volatile uint64_t *done, unsigned flags);
+RQ_API int rq_get_nb(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len,
+                     volatile uint64_t *done, unsigned flags);
+RQ_API int rq_request_long_nb(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                              unsigned nargs, const void *src, size_t len, uint64_t dst_off,
+                              volatile uint64_t *done, unsigned flags);
 
 /* ------------------------------------------------------------------ */
 /* Remote queues (RQ paper: read_queue = peek, delete_queue = pop)     */
@@ -447,7 +517,9 @@ RQ_API int rq_get(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t l
  * the target's store counter (see rq_store_sync).  Returns as rq_put. */
 RQ_API int rq_store(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len, unsigned flags);
 /* rq_sync - wait until every put, get, store and AMO this rank issued has
- * completed (puts and stores remotely).  Blocks.  0, RQ_EINVAL, RQ_EPEER. */
+ * completed (puts and stores remotely), and every non-blocking transfer
+ * (rq_put_nb, rq_get_nb, rq_request_long_nb) too.  Blocks.  0, RQ_EINVAL,
+ * RQ_EPEER. */
 RQ_API int rq_sync(rq_ctx_t *ctx);
 /* rq_store_sync - wait until at least nbytes more bytes have been stored
  * into this rank (by anyone) than earlier rq_store_sync calls consumed,

@@ -10,6 +10,7 @@
 #include "rq.h"
 #include "core/config.h"
 #include "deliver/vbuf.h"
+#include "gas/async.h"
 #include "gas/gas.h"
 #include "net/shm.h"
 #include "net/shm_bulk.h"
@@ -146,6 +147,8 @@ struct rq_ctx {
 
     /* global address space (src/gas/gas.h) */
     struct rqi_gas     gas;
+    /* non-blocking bulk transfers and their copy engine (gas/async.h) */
+    struct rqi_async   async;
 
     /* virtual network interface: progress thread, atomicity, overflow
      * control (src/vni/vni.h) */

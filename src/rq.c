@@ -87,6 +87,9 @@ static void ctx_free(rq_ctx_t *ctx)
 {
     rqi_vni_fini(ctx);
     rqi_ucx_fini(ctx);
+    /* After the progress thread and UCX (both may complete transfers),
+     * before the segments are unmapped (the copy thread writes them). */
+    rqi_async_fini(ctx);
     rqi_gas_fini(ctx);
     rqi_coll_fini(ctx);
     while (ctx->place_done != NULL) { /* callbacks the job never polled for */
@@ -221,7 +224,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     rqi_coll_init(ctx);
     if ((rc = attach_all(ctx)) != 0 ||
         (rc = rqi_peers_open(&ctx->peers, &ctx->shm, ctx->rank)) != 0 ||
-        (rc = rqi_gas_init(ctx)) != 0) {
+        (rc = rqi_gas_init(ctx)) != 0 || (rc = rqi_async_init(ctx)) != 0) {
         ctx_free(ctx);
         return rc;
     }
@@ -267,6 +270,11 @@ int rq_finalize(rq_ctx_t *ctx)
      * operations before its first wave, and proc-strategy service goes on
      * inside the waves. */
     int rc = rqi_gas_quiet(ctx);
+    /* Non-blocking transfers complete too: their counters move, long
+     * requests' announcements go out (and their handlers run in the
+     * waves below). */
+    if (rc == 0)
+        rc = rqi_async_quiet(ctx);
     if (rc == 0)
         rc = ctx->failed ? RQ_EPEER : rqi_quiesce(ctx);
 #ifdef RQ_HAVE_PMIX

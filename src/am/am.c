@@ -152,6 +152,20 @@ static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
     return 0;
 }
 
+int rqi_send_landed(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                    unsigned nargs, uint64_t off, uint64_t len, unsigned flags)
+{
+    if (ctx->failed)
+        return RQ_EPEER;
+    /* No bytes to copy (data NULL, len 0): ext names the landed ones. */
+    struct pkt_desc d = {RQI_PK_LONG, RQ_AM_QUEUE, handler, 0, nargs, args, NULL, 0,
+                         {off, len, 0}, flags & RQ_INTERRUPT};
+    outbox_flush(ctx, dst);
+    if (rqi_vfifo_head(&ctx->outbox[dst]) == NULL && try_write(ctx, dst, &d) == 0)
+        return 0;
+    return park(ctx, dst, &d);
+}
+
 /* dst's ring is full or its outbox is not empty.  Outside a pinned state
  * the sender waits, draining its own ring (running no handler) so that
  * whoever it waits for can progress; that is the back-pressure a fast
@@ -388,6 +402,65 @@ int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *ar
     RQI_GUARDED(ctx, send_packet(ctx, dst, &d, (flags & RQ_NONBLOCK) != 0));
 }
 
+static int long_nb_body(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                        unsigned nargs, const void *src, size_t len, uint64_t dst_off,
+                        volatile uint64_t *done, unsigned flags)
+{
+    struct rqi_aop *op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return RQ_ENOMEM;
+    op->kind = RQI_AOP_LONG;
+    op->peer = dst;
+    op->off = dst_off;
+    op->len = len;
+    op->done = done;
+    op->handler = handler;
+    op->nargs = nargs;
+    op->flags = flags & RQ_INTERRUPT;
+    for (unsigned i = 0; i < nargs; i++)
+        op->args[i] = args[i];
+    op->from = src;
+    op->to = ctx->remote[dst] ? NULL : ctx->seg[dst] + dst_off;
+    return rqi_async_issue(ctx, op);
+}
+
+int rq_request_long_nb(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                       unsigned nargs, const void *src, size_t len, uint64_t dst_off,
+                       volatile uint64_t *done, unsigned flags)
+{
+    /* RQ_NONBLOCK is refused: nothing here waits for room (a full lane
+     * parks the announcement), so it could only mislead. */
+    if (flags & RQ_NONBLOCK)
+        return RQ_EINVAL;
+    int rc = rqi_send_check(ctx, dst, args, nargs, src, len, flags);
+    if (rc != 0)
+        return rc;
+    if (handler >= RQ_MAX_HANDLERS)
+        return RQ_EINVAL;
+    if (dst_off > ctx->seg_bytes || len > ctx->seg_bytes - dst_off)
+        return RQ_ERANGE;
+    if (ctx->failed)
+        return RQ_EPEER;
+    RQI_GUARDED(ctx, long_nb_body(ctx, dst, handler, args, nargs, src, len, dst_off, done, flags));
+}
+
+int rq_test(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least)
+{
+    if (ctx == NULL || word == NULL)
+        return RQ_EINVAL;
+    /* Pairs with the completer's release increment. */
+    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) >= at_least)
+        return 1;
+    int locked = rqi_ctx_enter(ctx);
+    int rc = rqi_job_failed(ctx) ? RQ_EPEER : 0;
+    if (rc == 0) {
+        (void)rqi_poll(ctx);
+        rc = __atomic_load_n(word, __ATOMIC_ACQUIRE) >= at_least;
+    }
+    rqi_ctx_leave(ctx, locked);
+    return rc;
+}
+
 int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
                         unsigned flags)
 {
@@ -542,6 +615,9 @@ int rqi_poll(rq_ctx_t *ctx)
         return 0; /* handlers are atomic: none runs inside another */
     if (RQI_UNLIKELY(ctx->ob.records != 0))
         rqi_outbox_flush_all(ctx);
+    /* Long requests the copy engine landed: announce them (gas/async.h). */
+    if (RQI_UNLIKELY(rqi_load_relaxed(&ctx->async.landed_n) != 0))
+        (void)rqi_async_announce(ctx);
     int nd = 0; /* placement callbacks run */
     if (RQI_UNLIKELY(ctx->place_done != NULL))
         nd = run_place_done(ctx);
@@ -613,7 +689,9 @@ static int word_reached(rq_ctx_t *ctx, const void *arg)
 {
     (void)ctx;
     const struct word_wait *w = arg;
-    return *w->word >= w->at_least;
+    /* Acquire: pairs with whoever released the word (a handler of this
+     * rank, another thread, a transfer's completer). */
+    return __atomic_load_n(w->word, __ATOMIC_ACQUIRE) >= w->at_least;
 }
 
 int rq_wait_until(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least)

@@ -25,6 +25,12 @@ int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags
              const uint64_t *args, unsigned nargs, const void *data, size_t len,
              unsigned flags);
 
+/* The announcement of a long request whose bytes are already in dst's
+ * segment at off (gas/async.h): sent, or parked in the outbox when the
+ * lane is full; never blocks.  0, RQ_EPEER, RQ_ENOMEM. */
+int rqi_send_landed(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                    unsigned nargs, uint64_t off, uint64_t len, unsigned flags);
+
 /* rq_poll without the call bracket (the caller owns the context). */
 int rqi_poll(rq_ctx_t *ctx);
 
@@ -36,6 +42,12 @@ static inline int rqi_poll_until(rq_ctx_t *ctx, int (*cond)(rq_ctx_t *, const vo
     unsigned spins = 0;
     while (!cond(ctx, arg)) {
         if (rqi_poll(ctx) > 0) {
+            spins = 0;
+            continue;
+        }
+        /* Idle: copy a piece of a queued non-blocking transfer rather than
+         * spin beside a busy copy engine (gas/async.h). */
+        if (RQI_UNLIKELY(rqi_async_has_work(&ctx->async)) && rqi_async_help(ctx)) {
             spins = 0;
             continue;
         }

@@ -82,6 +82,10 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         "bytes of each rank's staging area for medium payloads above rq_medium_max (one copy, "
         "read in place); payloads larger than it (minus 64) are fragmented; 0: always fragment",
         NULL},
+    [RQI_CFG_ASYNC_MIN] = {"RQ_ASYNC_MIN", 64 * KiB, 0, UINT64_MAX, 0,
+        "non-blocking transfers (rq_put_nb, rq_get_nb, rq_request_long_nb) of at least this many "
+        "bytes to another rank of this node are copied by the rank's copy thread (and by the "
+        "caller while it waits); smaller ones at the call", NULL},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

@@ -33,6 +33,7 @@ enum rqi_cfg_id {
     RQI_CFG_UCX_INFLIGHT,
     RQI_CFG_YIELD_IDLE,
     RQI_CFG_BULK_BYTES,
+    RQI_CFG_ASYNC_MIN,
     RQI_CFG_COUNT
 };
 

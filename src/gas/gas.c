@@ -3,6 +3,7 @@
  * the request/reply protocol of the np and proc strategies (gas_proto.c).
  * The initiator checks bounds and alignment here; under np and proc the
  * target checks them again on every packet (gas_proto.c). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "am/am.h"
@@ -179,13 +180,43 @@ static int get_strided_body(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src
     return do_get(ctx, &x, flags, NULL);
 }
 
+/* rq_put_nb / rq_get_nb: checked like rq_put / rq_get, then issued to
+ * the copy engine or UCX (gas/async.h). */
+static int nb_body(rq_ctx_t *ctx, const struct xfer *x, int put, volatile uint64_t *done,
+                   unsigned flags)
+{
+    int rc = xfer_check(ctx, x, flags, put);
+    if (rc != 0)
+        return rc;
+    if (rqi_job_failed(ctx))
+        return RQ_EPEER;
+    if (x->elem == 0) { /* nothing to move: complete now */
+        if (done != NULL)
+            __atomic_fetch_add(done, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    struct rqi_aop *op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return RQ_ENOMEM;
+    op->kind = put ? RQI_AOP_PUT : RQI_AOP_GET;
+    op->peer = x->peer;
+    op->off = x->off;
+    op->len = x->elem;
+    op->done = done;
+    char *remote = ctx->remote[x->peer] ? NULL : ctx->seg[x->peer] + x->off;
+    op->to = put ? remote : x->buf;
+    op->from = put ? x->buf : remote;
+    return rqi_async_issue(ctx, op);
+}
+
 static int sync_body(rq_ctx_t *ctx)
 {
     if (ctx == NULL)
         return RQ_EINVAL;
     if (rqi_job_failed(ctx))
         return RQ_EPEER;
-    return rqi_gas_quiet(ctx);
+    int rc = rqi_gas_quiet(ctx);
+    return rc != 0 ? rc : rqi_async_quiet(ctx);
 }
 
 static int read_body(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len)
@@ -313,6 +344,24 @@ int rq_get_strided(rq_ctx_t *ctx, void *dst, size_t dst_stride, int src_rank, ui
     if (ctx == NULL)
         return RQ_EINVAL;
     RQI_GUARDED(ctx, get_strided_body(ctx, dst, dst_stride, src_rank, off, src_stride, elem, count, flags));
+}
+
+int rq_put_nb(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len,
+              volatile uint64_t *done, unsigned flags)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    struct xfer x = {dst, off, len, (char *)src, len, len, 1};
+    RQI_GUARDED(ctx, nb_body(ctx, &x, 1, done, flags));
+}
+
+int rq_get_nb(rq_ctx_t *ctx, void *dst, int src_rank, uint64_t off, size_t len,
+              volatile uint64_t *done, unsigned flags)
+{
+    if (ctx == NULL)
+        return RQ_EINVAL;
+    struct xfer x = {src_rank, off, len, dst, len, len, 1};
+    RQI_GUARDED(ctx, nb_body(ctx, &x, 0, done, flags));
 }
 
 int rq_sync(rq_ctx_t *ctx)

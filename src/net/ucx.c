@@ -359,27 +359,34 @@ static void bounce_done(void *req, ucs_status_t st, void *user_data)
     ucp_request_free(req);
 }
 
+/* The UCP header of packet o to pr (its next sequence number): its length. */
+static size_t ucx_header(const rq_ctx_t *ctx, const struct rqi_ucx_peer *pr,
+                         const struct rqi_ucx_out *o, struct rqi_ucx_hdr *h)
+{
+    const size_t ext = rqi_pkt_ext_bytes(o->kind);
+    const int long_ = o->kind == RQI_PK_LONG;
+    h->key = ctx->ucx->key;
+    rqi_store_relaxed(&h->pkt.seq, pr->tx_seq + 1);
+    rqi_pkt_write_header(&h->pkt, ctx->job32, (uint32_t)ctx->rank, o->tag, o->qid, o->nargs,
+                         o->kind, long_ ? 0u : (uint32_t)o->len, 0, o->pflags);
+    h->pkt.pad_ = (o->sflags & RQ_INTERRUPT) ? RQI_UCX_F_INTR : 0u;
+    if (long_) {
+        h->w[0] = o->off;
+        h->w[1] = o->len;
+    }
+    if (o->nargs != 0)
+        memcpy((char *)h->w + ext, o->args, 8u * o->nargs);
+    return RQI_UCX_HDR_MIN + ext + 8u * o->nargs;
+}
+
 int rqi_ucx_send(rq_ctx_t *ctx, int dst, const struct rqi_ucx_out *o)
 {
     struct rqi_ucx *u = ctx->ucx;
     struct rqi_ucx_peer *pr = &u->peer[dst];
-    struct rqi_ucx_hdr h;
-    const size_t ext = rqi_pkt_ext_bytes(o->kind);
-    const size_t hlen = RQI_UCX_HDR_MIN + ext + 8u * o->nargs;
-    const int long_ = o->kind == RQI_PK_LONG;
     if (o->len <= u->eager_max && u->inflight >= u->inflight_max)
         return RQ_EAGAIN;
-    h.key = u->key;
-    rqi_store_relaxed(&h.pkt.seq, pr->tx_seq + 1);
-    rqi_pkt_write_header(&h.pkt, ctx->job32, (uint32_t)ctx->rank, o->tag, o->qid, o->nargs,
-                         o->kind, long_ ? 0u : (uint32_t)o->len, 0, o->pflags);
-    h.pkt.pad_ = (o->sflags & RQ_INTERRUPT) ? RQI_UCX_F_INTR : 0u;
-    if (long_) {
-        h.w[0] = o->off;
-        h.w[1] = o->len;
-    }
-    if (o->nargs != 0)
-        memcpy((char *)h.w + ext, o->args, 8u * o->nargs);
+    struct rqi_ucx_hdr h;
+    const size_t hlen = ucx_header(ctx, pr, o, &h);
 
     ucp_request_param_t rp;
     void *req;
@@ -534,6 +541,87 @@ int rqi_ucx_flush(rq_ctx_t *ctx)
             return RQ_EPEER;
     }
     return ctx->failed ? RQ_EPEER : 0;
+}
+
+/* ---- non-blocking transfers (gas/async.h) ------------------------------ */
+
+static void nb_done(void *req, ucs_status_t st, void *user_data)
+{
+    struct rqi_ucx_done *d = user_data;
+    rq_ctx_t *ctx = d->ctx;
+    if (st != UCS_OK && !ctx->ucx->closing)
+        rqi_fail(ctx, "a non-blocking UCX transfer failed; failing the job");
+    ucp_request_free(req);
+    d->fn(ctx, d, st == UCS_OK);
+}
+
+/* req is the request that completes d (NULL: done already). */
+static int nb_track(rq_ctx_t *ctx, int peer, void *req, struct rqi_ucx_done *d)
+{
+    if (UCS_PTR_IS_ERR(req))
+        return peer_failed(ctx, peer, UCS_PTR_STATUS(req));
+    if (req == NULL)
+        d->fn(ctx, d, 1);
+    return 0;
+}
+
+static ucp_request_param_t nb_param(struct rqi_ucx_done *d)
+{
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                              UCP_OP_ATTR_FIELD_USER_DATA,
+                              .cb.send = nb_done, .user_data = d};
+    return rp;
+}
+
+int rqi_ucx_put_nb(rq_ctx_t *ctx, int dst, uint64_t off, const char *src, uint64_t len,
+                   struct rqi_ucx_done *d)
+{
+    struct rqi_ucx_peer *pr = &ctx->ucx->peer[dst];
+    d->ctx = ctx;
+    ucp_request_param_t rp0 = {.op_attr_mask = 0};
+    void *req = ucp_put_nbx(pr->ep, src, len, pr->seg_addr + off, pr->rkey, &rp0);
+    if (UCS_PTR_IS_ERR(req))
+        return peer_failed(ctx, dst, UCS_PTR_STATUS(req));
+    if (req != NULL)
+        ucp_request_free(req); /* completes by itself; the flush below covers it */
+    /* Remote completion: an endpoint flush completes after every operation
+     * issued on the endpoint before it. */
+    ucp_request_param_t rp = nb_param(d);
+    return nb_track(ctx, dst, ucp_ep_flush_nbx(pr->ep, &rp), d);
+}
+
+int rqi_ucx_get_nb(rq_ctx_t *ctx, char *dst, int src_rank, uint64_t off, uint64_t len,
+                   struct rqi_ucx_done *d)
+{
+    struct rqi_ucx_peer *pr = &ctx->ucx->peer[src_rank];
+    d->ctx = ctx;
+    ucp_request_param_t rp = nb_param(d);
+    return nb_track(ctx, src_rank,
+                    ucp_get_nbx(pr->ep, dst, len, pr->seg_addr + off, pr->rkey, &rp), d);
+}
+
+int rqi_ucx_send_nb(rq_ctx_t *ctx, int dst, const struct rqi_ucx_out *o, struct rqi_ucx_done *d)
+{
+    struct rqi_ucx *u = ctx->ucx;
+    d->ctx = ctx;
+    if (o->len <= u->eager_max) {
+        /* Eager: the source is free once rqi_ucx_send returns. */
+        int rc = rqi_ucx_send(ctx, dst, o);
+        if (rc == 0)
+            d->fn(ctx, d, 1);
+        return rc;
+    }
+    struct rqi_ucx_peer *pr = &u->peer[dst];
+    const size_t hlen = ucx_header(ctx, pr, o, &d->hdr);
+    ucp_request_param_t rp = nb_param(d);
+    rp.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+    rp.flags = UCP_AM_SEND_FLAG_RNDV;
+    /* Header and payload stay ours until the callback: the receiver pulls
+     * the payload from o->data. */
+    void *req = ucp_am_send_nbx(pr->ep, RQI_UCX_AM_ID, &d->hdr, hlen, o->data, o->len, &rp);
+    pr->tx_seq++; /* committed: whatever happens next, this number is used */
+    ctx->stats.sent++;
+    return nb_track(ctx, dst, req, d);
 }
 
 /* ---- setup ------------------------------------------------------------- */

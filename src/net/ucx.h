@@ -78,6 +78,15 @@ struct rqi_ucx_out {
     uint64_t        off; /* LONG: where the payload lands in the target segment */
 };
 
+/* Completion of a non-blocking transfer (gas/async.h): fn runs once, from
+ * the worker's progress on the context's owner (or before the issuing call
+ * returns); ok is 0 when the request failed (the job has failed too). */
+struct rqi_ucx_done {
+    void (*fn)(struct rq_ctx *ctx, struct rqi_ucx_done *d, int ok);
+    struct rq_ctx *ctx; /* set by the issuing call */
+    struct rqi_ucx_hdr hdr; /* a send's header: UCX reads it until completion */
+};
+
 #ifdef RQ_HAVE_UCX
 /* rq_init, after the job segment is attached (needs the PMIx exchange):
  * worker, endpoints to every remote rank, our registered area, the peers'
@@ -136,6 +145,16 @@ int  rqi_ucx_get(struct rq_ctx *ctx, char *dst, uint64_t lstride, int src_rank, 
 int  rqi_ucx_amo(struct rq_ctx *ctx, int dst, uint64_t off, int op, uint64_t operand,
                  uint64_t compare, uint64_t *old);
 int  rqi_ucx_flush(struct rq_ctx *ctx);
+/* Non-blocking forms: 0 (d->fn will run once the put is complete
+ * remotely, the get's data is in dst, the packet's source is no longer
+ * needed), or RQ_E* and d->fn never runs.  The buffers stay the caller's
+ * until then. */
+int  rqi_ucx_put_nb(struct rq_ctx *ctx, int dst, uint64_t off, const char *src, uint64_t len,
+                    struct rqi_ucx_done *d);
+int  rqi_ucx_get_nb(struct rq_ctx *ctx, char *dst, int src_rank, uint64_t off, uint64_t len,
+                    struct rqi_ucx_done *d);
+int  rqi_ucx_send_nb(struct rq_ctx *ctx, int dst, const struct rqi_ucx_out *o,
+                     struct rqi_ucx_done *d);
 #else
 static inline int rqi_ucx_init(struct rq_ctx *ctx, char *err, size_t errlen)
 {
@@ -171,6 +190,15 @@ static inline int rqi_ucx_amo(struct rq_ctx *ctx, int dst, uint64_t off, int op,
 { (void)ctx; (void)dst; (void)off; (void)op; (void)operand; (void)compare; (void)old;
   return RQ_ENOTSUP; }
 static inline int rqi_ucx_flush(struct rq_ctx *ctx) { (void)ctx; return 0; }
+static inline int rqi_ucx_put_nb(struct rq_ctx *ctx, int dst, uint64_t off, const char *src,
+                                 uint64_t len, struct rqi_ucx_done *d)
+{ (void)ctx; (void)dst; (void)off; (void)src; (void)len; (void)d; return RQ_ENOTSUP; }
+static inline int rqi_ucx_get_nb(struct rq_ctx *ctx, char *dst, int src_rank, uint64_t off,
+                                 uint64_t len, struct rqi_ucx_done *d)
+{ (void)ctx; (void)dst; (void)src_rank; (void)off; (void)len; (void)d; return RQ_ENOTSUP; }
+static inline int rqi_ucx_send_nb(struct rq_ctx *ctx, int dst, const struct rqi_ucx_out *o,
+                                  struct rqi_ucx_done *d)
+{ (void)ctx; (void)dst; (void)o; (void)d; return RQ_ENOTSUP; }
 #endif
 
 #endif

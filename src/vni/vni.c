@@ -236,7 +236,7 @@ static void *progress_main(void *arg)
     struct rqi_vni *v = &ctx->vni;
     rqi_vni_on_progress = 1;
     uint64_t heads[RQI_MAX_LANES], now[RQI_MAX_LANES], intr_marks[RQI_MAX_LANES];
-    int intr = 0, full = 0, buffering = 0, pdq = 0, net = 0;
+    int intr = 0, full = 0, buffering = 0, pdq = 0, net = 0, landed = 0;
     uint64_t deadline = 0, ob_next = 0, ob_backoff = OB_RETRY_MIN_NS;
     for (;;) {
         /* deadline UINT64_MAX: a claim backed off; RQI_BELL_RETRY resumes. */
@@ -284,6 +284,16 @@ static void *progress_main(void *arg)
         while (pdq && claim(v, 0)) {
             (void)rqi_drain(ctx);
             pdq = 0;
+            unclaim(v);
+        }
+        /* Long requests whose bytes the copy engine has landed: their
+         * announcements leave without an application call (sending runs
+         * no handler: no atomicity section stops it). */
+        if (bits & RQI_BELL_ASYNC)
+            landed = 1;
+        while (landed && claim(v, 0)) {
+            (void)rqi_async_announce(ctx);
+            landed = 0;
             unclaim(v);
         }
         /* Sends parked in the outbox (by a handler, or by the main thread

@@ -79,6 +79,7 @@ struct rqi_vni_area;
 #define RQI_BELL_PDQ   0x10u /* a packet for a PDQ whose threads sleep */
 #define RQI_BELL_NET   0x20u /* the network has events, or wants arming (netwake.c) */
 #define RQI_BELL_OUTBOX 0x40u /* a send was parked in the outbox */
+#define RQI_BELL_ASYNC 0x80u /* a long request landed: send its announcement (gas/async.h) */
 
 struct rqi_vni {
     /* written by the main thread */

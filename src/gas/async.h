@@ -1,0 +1,114 @@
+/* async.h - non-blocking bulk transfers (rq_put_nb, rq_get_nb,
+ * rq_request_long_nb) and the copy engine that moves them.
+ *
+ * ONE NODE  A transfer of at least RQ_ASYNC_MIN bytes to or from another
+ *   rank of this node is queued.  A copy thread per rank (started by the
+ *   first such transfer; FUGU's DMA engine behind injectdma) copies it in
+ *   RQI_ASYNC_CHUNK pieces through the peer's mapped segment, and the
+ *   application thread copies pieces too while it waits inside librq
+ *   (rq_wait_until, rq_sync, every call that polls while it blocks), so a
+ *   waiting caller never idles beside a busy engine.  Smaller transfers
+ *   (and those to one's own rank) are copied at the call.  A put or get is
+ *   complete when its last piece is copied: that copier moves the caller's
+ *   counter.  A long request also needs its announcement (the packet that
+ *   runs the target's handler), which only the context's owner may send:
+ *   the last copier puts the transfer on the landed list and rings its own
+ *   rank's progress thread, which sends it when it can claim the context;
+ *   the application thread sends it first if it polls.  Its counter moves
+ *   once the announcement is sent (or parked in the outbox).
+ *
+ * OTHER NODES  The transfers are UCP requests (a put and an endpoint
+ *   flush, a get, a rendezvous active message) whose callbacks complete
+ *   them; callbacks run inside the worker's progress, on the context's
+ *   owner.
+ *
+ * Nothing bounds the number outstanding: each is one malloc'd record.
+ *
+ * MEMORY ORDERING (who writes what, which store releases, which load
+ * acquires)
+ *   lock        the mutex guards the queue, each record's `claimed`, the
+ *               landed list and `stop`; the engine sleeps on `wake`.
+ *   op->copied  fetch_add(acq_rel) by a copier after its memcpy: the one
+ *               that brings it to len has acquired every other copier's
+ *               bytes before it completes the transfer.
+ *   *done       the caller's counter: fetch_add(release) by the completer
+ *               after the bytes (and a long request's announcement); the
+ *               application reads it with an acquire load (rq_wait_until,
+ *               rq_test).
+ *   pending     issuer: relaxed increment (owner of the context);
+ *               completer: fetch_sub(release) after *done; rqi_async_quiet
+ *               reads it with load_acquire.
+ *   queued, landed_n  stored under the lock (release), read relaxed as
+ *               hints by waiters and by rqi_poll; the lock orders the rest.
+ */
+#ifndef RQI_ASYNC_H
+#define RQI_ASYNC_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/atomics.h"
+#include "net/ucx.h"
+#include "rq.h"
+
+#define RQI_ASYNC_CHUNK (256u * 1024u) /* bytes one copier takes at a time */
+
+enum { RQI_AOP_PUT, RQI_AOP_GET, RQI_AOP_LONG };
+
+struct rqi_aop {
+    struct rqi_aop     *next;
+    struct rqi_ucx_done ucx;        /* other nodes: the request's completion */
+    int                 kind, peer;
+    char               *to;
+    const char         *from;
+    uint64_t            len;
+    uint64_t            claimed;    /* under the lock */
+    _Atomic uint64_t    copied;
+    volatile uint64_t  *done;       /* the caller's counter, or NULL */
+    unsigned            handler, nargs, flags; /* long request */
+    uint64_t            off;                    /* offset in the peer's segment */
+    uint64_t            args[RQ_MAX_ARGS];
+};
+
+struct rqi_async {
+    pthread_mutex_t   lock;
+    pthread_cond_t    wake;
+    struct rqi_aop   *head, **tail;               /* bytes left to claim */
+    struct rqi_aop   *landed, **landed_tail;      /* long requests to announce */
+    _Atomic uint32_t  queued, landed_n;
+    int               stop, started, inited;
+    pthread_t         thread;
+    uint64_t          min;                        /* RQ_ASYNC_MIN */
+    _Alignas(RQI_CACHELINE) _Atomic uint64_t pending;
+    uint64_t          engine_bytes, caller_bytes; /* who copied (statistics) */
+};
+
+struct rq_ctx;
+int  rqi_async_init(struct rq_ctx *ctx);
+/* Stop the copy thread; free what was never completed (a failed job). */
+void rqi_async_fini(struct rq_ctx *ctx);
+/* Issue op (malloc'd and filled by the caller: kind, peer, to/from, off,
+ * len > 0, done; a long request's handler, args, flags; arguments
+ * validated, the job alive): by UCX to another node, queued for the copy
+ * engine, or copied at once (small, or to one's own rank).  0, or RQ_E*
+ * with op freed and nothing issued. */
+int  rqi_async_issue(struct rq_ctx *ctx, struct rqi_aop *op);
+/* Copy one piece of the oldest queued transfer (any thread): 1 if there
+ * was one. */
+int  rqi_async_help(struct rq_ctx *ctx);
+/* Owner of the context: send the announcements of landed long requests
+ * and complete them.  Returns how many. */
+int  rqi_async_announce(struct rq_ctx *ctx);
+/* Complete op: move its counter, free it, one less pending. */
+void rqi_async_complete(struct rq_ctx *ctx, struct rqi_aop *op);
+/* Owner: wait until every transfer issued has completed, helping and
+ * polling meanwhile.  0 or RQ_EPEER. */
+int  rqi_async_quiet(struct rq_ctx *ctx);
+
+/* Whether a waiter should help (a hint: read relaxed). */
+static inline int rqi_async_has_work(const struct rqi_async *a)
+{
+    return rqi_load_relaxed(&a->queued) != 0;
+}
+
+#endif
