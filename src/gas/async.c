@@ -89,7 +89,7 @@ static void op_landed(rq_ctx_t *ctx, struct rqi_aop *op, int on_engine)
     /* The progress thread sends it unless the application, polling, does
      * first; an application thread that copied the last piece is inside
      * librq and sends it from its own poll. */
-    if (on_engine && ctx->vni.on)
+    if (on_engine && ctx->async.ring)
         rqi_vni_ring(ctx, ctx->rank, RQI_BELL_ASYNC);
 }
 
@@ -104,10 +104,11 @@ static int copy_piece(rq_ctx_t *ctx, int on_engine)
         pthread_mutex_unlock(&a->lock);
         return 0;
     }
-    uint64_t at = op->claimed;
-    uint64_t n = op->len - at < RQI_ASYNC_CHUNK ? op->len - at : RQI_ASYNC_CHUNK;
+    /* len read here: once our bytes count, another copier may free op. */
+    const uint64_t len = op->len, at = op->claimed;
+    const uint64_t n = len - at < RQI_ASYNC_CHUNK ? len - at : RQI_ASYNC_CHUNK;
     op->claimed = at + n;
-    if (op->claimed == op->len) {
+    if (op->claimed == len) {
         a->head = op->next;
         if (a->head == NULL) {
             a->tail = &a->head;
@@ -124,7 +125,7 @@ static int copy_piece(rq_ctx_t *ctx, int on_engine)
     RQI_TSAN_SEGMENT_BEGIN();
     memcpy(op->to + at, op->from + at, n);
     RQI_TSAN_SEGMENT_END();
-    if (atomic_fetch_add_explicit(&op->copied, n, memory_order_acq_rel) + n == op->len)
+    if (atomic_fetch_add_explicit(&op->copied, n, memory_order_acq_rel) + n == len)
         op_landed(ctx, op, on_engine);
     return 1;
 }
@@ -152,6 +153,7 @@ static int engine_start(rq_ctx_t *ctx)
     if (a->started)
         return 0;
     /* Signals go to the application's threads, never to ours. */
+    a->ring = ctx->vni.on;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

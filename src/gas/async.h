@@ -77,6 +77,10 @@ struct rqi_async {
     struct rqi_aop   *landed, **landed_tail;      /* long requests to announce */
     _Atomic uint32_t  queued, landed_n;
     int               stop, started, inited;
+    int               ring;   /* the progress thread ran when the engine
+                                 started (read by the engine only: after
+                                 rq_finalize stops it, a bell rung is
+                                 harmless and the finalizer announces) */
     pthread_t         thread;
     uint64_t          min;                        /* RQ_ASYNC_MIN */
     _Alignas(RQI_CACHELINE) _Atomic uint64_t pending;
