@@ -148,6 +148,42 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_amo(ctx, 0, 0, 0, 1, 0, NULL), RQ_EINVAL);
     CHECK_EQ(rq_sync(NULL), RQ_EINVAL);
     CHECK_EQ(rq_sync(ctx), 0);
+    /* non-blocking transfers: checked like their blocking forms; nothing
+     * starts and no counter moves on an error */
+    uint64_t nbd = 0;
+    CHECK_EQ(rq_put_nb(NULL, 0, 0, buf, 8, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_put_nb(ctx, 1, 0, buf, 8, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_put_nb(ctx, -1, 0, buf, 8, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_put_nb(ctx, 0, 0, NULL, 8, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_put_nb(ctx, 0, 0, buf, 8, &nbd, 1), RQ_EINVAL);
+    CHECK_EQ(rq_put_nb(ctx, 0, segsz - 4, buf, 8, &nbd, 0), RQ_ERANGE);
+    CHECK_EQ(rq_put_nb(ctx, 0, segsz + 1, buf, 0, &nbd, 0), RQ_ERANGE);
+    CHECK_EQ(rq_get_nb(NULL, buf, 0, 0, 8, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_get_nb(ctx, buf, 1, 0, 8, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_get_nb(ctx, NULL, 0, 0, 8, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_get_nb(ctx, buf, 0, 0, 8, &nbd, RQ_NONBLOCK), RQ_EINVAL);
+    CHECK_EQ(rq_get_nb(ctx, buf, 0, (uint64_t)-4, 8, &nbd, 0), RQ_ERANGE);
+    CHECK_EQ(rq_request_long_nb(NULL, 0, 0, a, 1, buf, 8, 0, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_request_long_nb(ctx, 1, 0, a, 1, buf, 8, 0, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_request_long_nb(ctx, 0, RQ_MAX_HANDLERS, a, 1, buf, 8, 0, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_request_long_nb(ctx, 0, 0, a, RQ_MAX_ARGS + 1, buf, 8, 0, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_request_long_nb(ctx, 0, 0, a, 1, NULL, 8, 0, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_request_long_nb(ctx, 0, 0, a, 1, buf, 8, 0, &nbd, RQ_NONBLOCK), RQ_EINVAL);
+    CHECK_EQ(rq_request_long_nb(ctx, 0, 0, a, 1, buf, 8, 0, &nbd, 0x100), RQ_EINVAL);
+    CHECK_EQ(rq_request_long_nb(ctx, 0, 0, a, 1, buf, 16, segsz - 8, &nbd, 0), RQ_ERANGE);
+    CHECK_EQ(nbd, 0);
+    CHECK_EQ(rq_test(NULL, &nbd, 0), RQ_EINVAL);
+    CHECK_EQ(rq_test(ctx, NULL, 0), RQ_EINVAL);
+    CHECK_EQ(rq_test(ctx, &nbd, 0), 1);
+    CHECK_EQ(rq_test(ctx, &nbd, 1), 0);
+    /* on one's own rank they complete within the call; 0 bytes too */
+    CHECK_EQ(rq_put_nb(ctx, 0, 64, "abcdefgh", 8, &nbd, 0), 0);
+    CHECK_EQ(nbd, 1);
+    CHECK_EQ(rq_get_nb(ctx, buf, 0, 64, 8, &nbd, 0), 0);
+    CHECK_EQ(rq_put_nb(ctx, 0, segsz, NULL, 0, &nbd, 0), 0);
+    CHECK_EQ(rq_get_nb(ctx, buf, 0, 0, 0, NULL, 0), 0);
+    CHECK_EQ(rq_test(ctx, &nbd, 3), 1);
+    CHECK(memcmp(buf, "abcdefgh", 8) == 0);
     /* vni */
     CHECK_EQ(rq_atomic_end(ctx), RQ_EINVAL);
     CHECK_EQ(rq_atomic_begin(ctx), 0);

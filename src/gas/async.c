@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "gas/async.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -134,6 +135,15 @@ static void *engine_main(void *arg)
 {
     rq_ctx_t *ctx = arg;
     struct rqi_async *a = &ctx->async;
+    /* Not on its rank's CPU (a rank bound to one core would compute
+     * where the copy should run): any CPU the job may use, which the
+     * kernel narrows to the cgroup's.  The scheduler puts it beside an
+     * idle or waiting rank. */
+    cpu_set_t any;
+    CPU_ZERO(&any);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        CPU_SET(c, &any);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof any, &any);
     for (;;) {
         pthread_mutex_lock(&a->lock);
         while (a->head == NULL && !a->stop)

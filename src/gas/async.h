@@ -3,8 +3,8 @@
  *
  * ONE NODE  A transfer of at least RQ_ASYNC_MIN bytes to or from another
  *   rank of this node is queued.  A copy thread per rank (started by the
- *   first such transfer; FUGU's DMA engine behind injectdma) copies it in
- *   RQI_ASYNC_CHUNK pieces through the peer's mapped segment, and the
+ *   first such transfer; FUGU's DMA engine behind injectdma; it may run on
+ *   any CPU of the job, not only its rank's) copies it in RQI_ASYNC_CHUNK pieces through the peer's mapped segment, and the
  *   application thread copies pieces too while it waits inside librq
  *   (rq_wait_until, rq_sync, every call that polls while it blocks), so a
  *   waiting caller never idles beside a busy engine.  Smaller transfers
