@@ -22,6 +22,8 @@
 enum {
     RQI_SYS_BARRIER = 0,
     RQI_SYS_COLL_DATA,
+    RQI_SYS_PULL,      /* a long request whose target copies it (gas/async.h) */
+    RQI_SYS_PULL_NAK,  /* ... which that target could not read */
     RQI_SYS_COUNT
 };
 #define RQI_BARRIER_ROUNDS 16 /* ceil(log2(RQI_MAX_RANKS)) + margin */

@@ -105,6 +105,31 @@ static void frag_huge(struct rqi_pkt *p, unsigned n)
     e->total = UINT64_MAX / 2; /* more than any node's memory */
     e->offset = 0;
 }
+/* Pulled long requests (RQI_SYS_PULL, gas/async.h): every field that
+ * steers the target's read into its segment.  2 slots: header + 5 args. */
+static uint64_t g_seg;
+static uint64_t g_flag; /* where a refusal's byte would go (never written) */
+static void pull(struct rqi_pkt *p, uint64_t from, uint64_t len, uint64_t off, uint64_t hw)
+{
+    p->flags = RQI_PF_SYSTEM;
+    p->tag = RQI_SYS_PULL;
+    p->nargs = 5;
+    uint64_t *a = rqi_pkt_args(p);
+    a[0] = from;
+    a[1] = len;
+    a[2] = off;
+    a[3] = (uint64_t)(uintptr_t)&g_flag;
+    a[4] = hw;
+}
+static void pull_past_end(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 128, g_seg - 64, H_OK); }
+static void pull_wrap(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 128, UINT64_MAX - 63, H_OK); }
+static void pull_empty(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 0, 0, H_OK); }
+static void pull_handler(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 8, 0, RQ_MAX_HANDLERS); }
+static void pull_nargs(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 8, 0, H_OK | 3ull << 32); }
+static void pull_huge_nargs(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 8, 0, H_OK | 99ull << 32); }
+/* Valid but unreadable (the zero page): the target refuses it and the
+ * refusal names no transfer of ours, so we count it. */
+static void pull_unreadable(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 8, 64, 0, H_OK); }
 static void broken_framing(struct rqi_pkt *p, unsigned n) { (void)n; p->nslots = 0; }
 
 int main(int argc, char **argv)
@@ -145,13 +170,29 @@ int main(int argc, char **argv)
                                                   frag_overrun, rndv_past_end, rndv_wrap,
                                                   rndv_misaligned, rndv_no_block, rndv_inline,
                                                   frag_huge};
-    const unsigned nbad = sizeof bad / sizeof bad[0];
+    void (*bad_pull[])(struct rqi_pkt *, unsigned) = {pull_past_end, pull_wrap, pull_empty,
+                                                       pull_handler, pull_nargs, pull_huge_nargs};
+    const unsigned nbad = sizeof bad / sizeof bad[0] + sizeof bad_pull / sizeof bad_pull[0];
+    g_seg = ctx->seg_bytes;
     if (me == 0) {
-        for (int round = 0; round < 50; round++)
-            for (unsigned i = 0; i < nbad; i++)
+        for (int round = 0; round < 50; round++) {
+            for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++)
                 forge(ctx, 1, 1, bad[i]);
+            for (unsigned i = 0; i < sizeof bad_pull / sizeof bad_pull[0]; i++)
+                forge(ctx, 1, 2, bad_pull[i]);
+        }
+        for (int round = 0; round < 50; round++)
+            forge(ctx, 1, 2, pull_unreadable);
         uint64_t a = 0xfeed;
         CHECK_EQ(rq_request(ctx, 1, H_OK, &a, 1, NULL, 0, 0), 0);
+        /* the 50 refusals come back: counted, nothing else happens */
+        rq_stats_t st;
+        do {
+            rq_poll(ctx);
+            rq_stats(ctx, &st);
+        } while (st.rejected < 50);
+        CHECK_EQ(st.rejected, 50);
+        CHECK_EQ(g_flag, 0);
     } else {
         CHECK_EQ(rq_wait_until(ctx, &ok_got, 1), 0);
         rq_stats_t st;

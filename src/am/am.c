@@ -507,6 +507,11 @@ static inline int run_handler(rq_ctx_t *ctx, const rq_msg_t *m)
     return 1;
 }
 
+int rqi_run_handler(rq_ctx_t *ctx, const rq_msg_t *m)
+{
+    return run_handler(ctx, m);
+}
+
 /* Run the completion callbacks of earlier placements, as handlers.
  * Returns how many ran. */
 static RQI_NOINLINE int run_place_done(rq_ctx_t *ctx)
@@ -618,6 +623,8 @@ int rqi_poll(rq_ctx_t *ctx)
     /* Long requests the copy engine landed: announce them (gas/async.h). */
     if (RQI_UNLIKELY(rqi_load_relaxed(&ctx->async.landed_n) != 0))
         (void)rqi_async_announce(ctx);
+    if (RQI_UNLIKELY(rqi_load_relaxed(&ctx->async.npulls) != 0))
+        (void)rqi_async_reap(ctx);
     int nd = 0; /* placement callbacks run */
     if (RQI_UNLIKELY(ctx->place_done != NULL))
         nd = run_place_done(ctx);

@@ -31,6 +31,11 @@ int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags
 int rqi_send_landed(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                     unsigned nargs, uint64_t off, uint64_t len, unsigned flags);
 
+/* Run m's handler (a user one unless m->rqi_flags has RQI_PF_SYSTEM) as
+ * rq_poll does: RQ_HF_PLACE, depth, a missing handler counted rejected.
+ * Returns 1 if one ran. */
+int rqi_run_handler(rq_ctx_t *ctx, const rq_msg_t *m);
+
 /* rq_poll without the call bracket (the caller owns the context). */
 int rqi_poll(rq_ctx_t *ctx);
 

@@ -13,6 +13,7 @@
 static const char *const gas_strategies[] = {"direct", "np", "proc", NULL};
 static const char *const transports[] = {"auto", "shm", "ucx", NULL};
 static const char *const yield_modes[] = {"auto", "never", "always", NULL};
+static const char *const pull_modes[] = {"on", "off", "refuse", NULL};
 
 const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
@@ -86,6 +87,11 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         "non-blocking transfers (rq_put_nb, rq_get_nb, rq_request_long_nb) of at least this many "
         "bytes to another rank of this node are copied by the rank's copy thread (and by the "
         "caller while it waits); smaller ones at the call", NULL},
+    [RQI_CFG_ASYNC_PULL] = {"RQ_ASYNC_PULL", RQI_PULL_ON, 0, 2, 0,
+        "who copies a non-blocking long request of RQ_ASYNC_MIN bytes or more to a rank of this "
+        "node: on (the target, reading the initiator's memory as it polls; cross-memory attach), "
+        "off (the initiator's copy thread), refuse (targets refuse: tests the fallback)",
+        pull_modes},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 
 #include "am/am.h"
 #include "ctx.h"
@@ -15,9 +17,18 @@
 #include "gas/gas.h"
 #include "vni/vni.h"
 
+static void on_pull(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+static void on_pull_nak(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+
 int rqi_async_init(rq_ctx_t *ctx)
 {
     struct rqi_async *a = &ctx->async;
+    /* The job's other ranks may read our memory (pulled long requests):
+     * Yama's ptrace scope 1 otherwise allows only our ancestors.  EINVAL
+     * without Yama: nothing to allow. */
+    (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    ctx->sys[RQI_SYS_PULL].fn = on_pull;
+    ctx->sys[RQI_SYS_PULL_NAK].fn = on_pull_nak;
     if (pthread_mutex_init(&a->lock, NULL) != 0)
         return RQ_ENOMEM;
     if (pthread_cond_init(&a->wake, NULL) != 0) {
@@ -26,7 +37,9 @@ int rqi_async_init(rq_ctx_t *ctx)
     }
     a->tail = &a->head;
     a->landed_tail = &a->landed;
+    a->pulls_tail = &a->pulls;
     a->min = ctx->cfg.v[RQI_CFG_ASYNC_MIN];
+    a->pull_mode = (int)ctx->cfg.v[RQI_CFG_ASYNC_PULL];
     a->inited = 1;
     return 0;
 }
@@ -51,10 +64,12 @@ void rqi_async_fini(rq_ctx_t *ctx)
     pthread_mutex_unlock(&a->lock);
     if (a->started)
         pthread_join(a->thread, NULL);
-    /* Only a failed job leaves transfers here: their counters never move. */
+    /* Only a failed job leaves transfers here: their counters never move.
+     * Pulled ones stay allocated: a live target may still write their
+     * byte. */
     free_list(a->head);
     free_list(a->landed);
-    a->head = a->landed = NULL;
+    a->head = a->landed = a->pulls = NULL;
     pthread_cond_destroy(&a->wake);
     pthread_mutex_destroy(&a->lock);
     a->inited = 0;
@@ -135,15 +150,6 @@ static void *engine_main(void *arg)
 {
     rq_ctx_t *ctx = arg;
     struct rqi_async *a = &ctx->async;
-    /* Not on its rank's CPU (a rank bound to one core would compute
-     * where the copy should run): any CPU the job may use, which the
-     * kernel narrows to the cgroup's.  The scheduler puts it beside an
-     * idle or waiting rank. */
-    cpu_set_t any;
-    CPU_ZERO(&any);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        CPU_SET(c, &any);
-    (void)pthread_setaffinity_np(pthread_self(), sizeof any, &any);
     for (;;) {
         pthread_mutex_lock(&a->lock);
         while (a->head == NULL && !a->stop)
@@ -154,6 +160,30 @@ static void *engine_main(void *arg)
             return NULL;
         (void)copy_piece(ctx, 1);
     }
+}
+
+/* Under the lock, on the issuing thread: keep the copy thread off the CPU
+ * the caller runs on (it goes on computing there), on any other CPU of the
+ * machine, which the kernel narrows to the job's cgroup; the scheduler
+ * then puts it beside an idle or waiting rank.  Without this a rank bound
+ * to one core, or the wake-up placing the thread beside its waker, would
+ * leave the copy and the computation taking turns.  One CPU only: no
+ * choice. */
+static void engine_place(struct rqi_async *a)
+{
+    int cpu = sched_getcpu();
+    if (cpu < 0 || cpu == a->avoid_cpu || cpu >= CPU_SETSIZE)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (c != cpu)
+            CPU_SET(c, &set);
+    if (pthread_setaffinity_np(a->thread, sizeof set, &set) != 0) {
+        CPU_SET(cpu, &set);
+        (void)pthread_setaffinity_np(a->thread, sizeof set, &set);
+    }
+    a->avoid_cpu = cpu;
 }
 
 /* Under the lock: start the copy thread once.  0 or RQ_ENOMEM. */
@@ -172,10 +202,11 @@ static int engine_start(rq_ctx_t *ctx)
     if (rc != 0)
         return RQ_ENOMEM;
     a->started = 1;
+    a->avoid_cpu = -1;
     return 0;
 }
 
-static int submit(rq_ctx_t *ctx, struct rqi_aop *op)
+static int submit(rq_ctx_t *ctx, struct rqi_aop *op, int count)
 {
     struct rqi_async *a = &ctx->async;
     op->next = NULL;
@@ -184,7 +215,9 @@ static int submit(rq_ctx_t *ctx, struct rqi_aop *op)
     pthread_mutex_lock(&a->lock);
     int rc = engine_start(ctx);
     if (rc == 0) {
-        atomic_fetch_add_explicit(&a->pending, 1, memory_order_relaxed);
+        engine_place(a);
+        if (count)
+            atomic_fetch_add_explicit(&a->pending, 1, memory_order_relaxed);
         *a->tail = op;
         a->tail = &op->next;
         rqi_store_release(&a->queued, 1u);
@@ -192,6 +225,167 @@ static int submit(rq_ctx_t *ctx, struct rqi_aop *op)
     }
     pthread_mutex_unlock(&a->lock);
     return rc;
+}
+
+/* ---- pulled long requests (async.h) ------------------------------------ */
+
+static int pull_ok(const rq_ctx_t *ctx, const struct rqi_aop *op)
+{
+    const struct rqi_async *a = &ctx->async;
+    if (op->kind != RQI_AOP_LONG || a->cma_off || a->pull_mode == RQI_PULL_OFF || op->len == 0 ||
+        op->len < a->min ||
+        op->peer == ctx->rank || (op->flags & RQ_INTERRUPT) ||
+        (ctx->handlers[op->handler].flags & RQ_HF_INTERRUPT))
+        return 0;
+    /* A system message interrupts nobody: a target with interrupts on
+     * gets the engine's announcement instead. */
+    return rqi_load_relaxed(&rqi_shm_area(&ctx->shm, (uint32_t)op->peer)->vni.intr_mode) ==
+           RQ_INTR_OFF;
+}
+
+static void pulls_unlink(struct rqi_async *a, struct rqi_aop *op)
+{
+    struct rqi_aop **pp = &a->pulls;
+    while (*pp != op)
+        pp = &(*pp)->next;
+    *pp = op->next;
+    if (a->pulls_tail == &op->next)
+        a->pulls_tail = pp;
+    rqi_store_release(&a->npulls, rqi_load_relaxed(&a->npulls) - 1);
+}
+
+static int pull_start(rq_ctx_t *ctx, struct rqi_aop *op)
+{
+    struct rqi_async *a = &ctx->async;
+    op->pulled = 0;
+    op->next = NULL;
+    pthread_mutex_lock(&a->lock);
+    *a->pulls_tail = op;
+    a->pulls_tail = &op->next;
+    rqi_store_release(&a->npulls, rqi_load_relaxed(&a->npulls) + 1);
+    atomic_fetch_add_explicit(&a->pending, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&a->lock);
+    uint64_t w[5] = {(uint64_t)(uintptr_t)op->from, op->len, op->off,
+                     (uint64_t)(uintptr_t)&op->pulled, op->handler | (uint64_t)op->nargs << 32};
+    int rc = rqi_send(ctx, op->peer, RQ_AM_QUEUE, RQI_SYS_PULL, RQI_PF_SYSTEM, w, 5, op->args,
+                      8u * op->nargs, 0);
+    if (rc != 0) { /* not sent: nobody will pull it */
+        pthread_mutex_lock(&a->lock);
+        pulls_unlink(a, op);
+        pthread_mutex_unlock(&a->lock);
+        atomic_fetch_sub_explicit(&a->pending, 1, memory_order_relaxed);
+        free(op);
+    }
+    return rc;
+}
+
+/* Read len bytes at from in process pid into to: 1, or 0 if refused. */
+static int pull_bytes(pid_t pid, char *to, uint64_t from, uint64_t len)
+{
+    while (len > 0) {
+        struct iovec l = {to, len}, r = {(void *)(uintptr_t)from, len};
+        ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (n <= 0)
+            return 0;
+        to += n;
+        from += (uint64_t)n;
+        len -= (uint64_t)n;
+    }
+    return 1;
+}
+
+/* Target, as a handler: args from, len, off, flag address, handler |
+ * nargs << 32; payload: the request's arguments. */
+static void on_pull(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    (void)arg;
+    uint64_t args[RQ_MAX_ARGS];
+    if (m->nargs != 5 || m->src == ctx->rank || ctx->remote[m->src]) {
+        ctx->stats.rejected++;
+        return;
+    }
+    const uint64_t from = m->args[0], len = m->args[1], off = m->args[2], flag = m->args[3];
+    const unsigned handler = (unsigned)(m->args[4] & 0xffffffffu);
+    const uint64_t nargs = m->args[4] >> 32;
+    if (handler >= RQ_MAX_HANDLERS || nargs > RQ_MAX_ARGS || m->len != 8u * nargs ||
+        off > ctx->seg_bytes || len > ctx->seg_bytes - off || len == 0) {
+        ctx->stats.rejected++; /* forged or corrupt: nothing is read or written */
+        return;
+    }
+    if (nargs != 0)
+        memcpy(args, m->data, 8u * nargs);
+    const pid_t pid = rqi_load_acquire(&rqi_shm_area(&ctx->shm, (uint32_t)m->src)->pid);
+    char *to = ctx->seg[ctx->rank] + off;
+    uint8_t one = 1;
+    struct iovec l = {&one, 1}, r = {(void *)(uintptr_t)flag, 1};
+    if (ctx->async.pull_mode == RQI_PULL_REFUSE || !pull_bytes(pid, to, from, len) ||
+        process_vm_writev(pid, &l, 1, &r, 1, 0) != 1) {
+        /* Not allowed to read it: the initiator copies it itself. */
+        (void)rqi_send(ctx, m->src, RQ_AM_QUEUE, RQI_SYS_PULL_NAK, RQI_PF_SYSTEM, &flag, 1,
+                       NULL, 0, 0);
+        return;
+    }
+    rqi_vni_ring(ctx, m->src, RQI_BELL_ASYNC); /* its progress thread reaps */
+    rq_msg_t u = {m->src, RQ_AM_QUEUE, handler, (unsigned)nargs, args, to, (size_t)len,
+                  RQ_KEY_NOSYNC, 0, 0};
+    (void)rqi_run_handler(ctx, &u);
+}
+
+/* Initiator, as a handler: the target of the transfer whose byte is at
+ * args[0] could not read us.  The copy engine takes it (and every later
+ * one). */
+static void on_pull_nak(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    (void)arg;
+    struct rqi_async *a = &ctx->async;
+    if (m->nargs != 1) {
+        ctx->stats.rejected++;
+        return;
+    }
+    pthread_mutex_lock(&a->lock);
+    struct rqi_aop *op = a->pulls;
+    while (op != NULL && (uint64_t)(uintptr_t)&op->pulled != m->args[0])
+        op = op->next;
+    if (op != NULL)
+        pulls_unlink(a, op);
+    pthread_mutex_unlock(&a->lock);
+    if (op == NULL) {
+        ctx->stats.rejected++;
+        return;
+    }
+    a->cma_off = 1;
+    if (submit(ctx, op, 0) != 0) { /* no copy thread: copy and announce now */
+        memcpy(op->to, op->from, op->len);
+        op_landed(ctx, op, 0);
+    }
+}
+
+int rqi_async_reap(rq_ctx_t *ctx)
+{
+    struct rqi_async *a = &ctx->async;
+    if (rqi_load_relaxed(&a->npulls) == 0)
+        return 0;
+    struct rqi_aop *done = NULL;
+    pthread_mutex_lock(&a->lock);
+    for (struct rqi_aop *op = a->pulls, *next; op != NULL; op = next) {
+        next = op->next;
+        /* Pairs with nothing in this process: the target's kernel wrote
+         * the byte after the bytes had landed in its own segment. */
+        if (__atomic_load_n(&op->pulled, __ATOMIC_ACQUIRE) != 0) {
+            pulls_unlink(a, op);
+            op->next = done;
+            done = op;
+        }
+    }
+    pthread_mutex_unlock(&a->lock);
+    int n = 0;
+    while (done != NULL) {
+        struct rqi_aop *next = done->next;
+        rqi_async_complete(ctx, done);
+        done = next;
+        n++;
+    }
+    return n;
 }
 
 /* Another node's transfer finished (UCX callback, on the owner). */
@@ -229,7 +423,9 @@ int rqi_async_issue(rq_ctx_t *ctx, struct rqi_aop *op)
         }
         return rc;
     }
-    if (op->len != 0 && op->len >= a->min && op->peer != ctx->rank && submit(ctx, op) == 0)
+    if (pull_ok(ctx, op))
+        return pull_start(ctx, op);
+    if (op->len != 0 && op->len >= a->min && op->peer != ctx->rank && submit(ctx, op, 1) == 0)
         return 0;
     /* At the call: small, in place, or no copy thread could start. */
     if (op->len != 0) {
@@ -251,7 +447,7 @@ int rqi_async_issue(rq_ctx_t *ctx, struct rqi_aop *op)
 
 int rqi_async_help(rq_ctx_t *ctx)
 {
-    return copy_piece(ctx, 0);
+    return copy_piece(ctx, 0) || rqi_async_reap(ctx) > 0;
 }
 
 int rqi_async_announce(rq_ctx_t *ctx)

@@ -3,8 +3,8 @@
  *
  * ONE NODE  A transfer of at least RQ_ASYNC_MIN bytes to or from another
  *   rank of this node is queued.  A copy thread per rank (started by the
- *   first such transfer; FUGU's DMA engine behind injectdma; it may run on
- *   any CPU of the job, not only its rank's) copies it in RQI_ASYNC_CHUNK pieces through the peer's mapped segment, and the
+ *   first such transfer; FUGU's DMA engine behind injectdma; kept off the
+ *   CPU its issuer runs on) copies it in RQI_ASYNC_CHUNK pieces through the peer's mapped segment, and the
  *   application thread copies pieces too while it waits inside librq
  *   (rq_wait_until, rq_sync, every call that polls while it blocks), so a
  *   waiting caller never idles beside a busy engine.  Smaller transfers
@@ -16,6 +16,25 @@
  *   rank's progress thread, which sends it when it can claim the context;
  *   the application thread sends it first if it polls.  Its counter moves
  *   once the announcement is sent (or parked in the outbox).
+ *
+ * PULLED LONG REQUESTS  A long request needs its target to poll anyway (its
+ *   handler runs there), so the target copies it, as MPI and UCX
+ *   rendezvous do: the initiator sends a small PULL message (the source's
+ *   address, length, offset, handler, arguments, and the address of the
+ *   transfer's `pulled` byte); the target, polling, reads the bytes
+ *   straight from the initiator's memory into its segment with one
+ *   process_vm_readv (Linux cross-memory attach), writes 1 into `pulled`
+ *   with process_vm_writev, rings the initiator's doorbell
+ *   (RQI_BELL_ASYNC) and runs the handler.  The initiator's progress thread
+ *   (or its application thread, in any poll or wait) reaps transfers whose
+ *   byte is set: their counters move without the initiator calling librq,
+ *   and its thread computes while the target copies.  Where the target
+ *   cannot read the initiator (ptrace rules: each rank allows it with
+ *   prctl(PR_SET_PTRACER_ANY) at rq_init, as Open MPI does for CMA) it
+ *   answers PULL_NAK and the transfer goes to the copy engine, as do all
+ *   later ones.  Used only while the target has interrupts off and the
+ *   request is not an interrupting one (a system message interrupts
+ *   nobody).
  *
  * OTHER NODES  The transfers are UCP requests (a put and an endpoint
  *   flush, a get, a rendezvous active message) whose callbacks complete
@@ -38,8 +57,11 @@
  *   pending     issuer: relaxed increment (owner of the context);
  *               completer: fetch_sub(release) after *done; rqi_async_quiet
  *               reads it with load_acquire.
- *   queued, landed_n  stored under the lock (release), read relaxed as
- *               hints by waiters and by rqi_poll; the lock orders the rest.
+ *   queued, landed_n, npulls  stored under the lock (release), read
+ *               relaxed as hints by waiters and by rqi_poll; the lock
+ *               orders the rest.
+ *   op->pulled  written once (1) by the target's kernel copy after the
+ *               bytes landed; read with an acquire load by the reaper.
  */
 #ifndef RQI_ASYNC_H
 #define RQI_ASYNC_H
@@ -68,6 +90,7 @@ struct rqi_aop {
     unsigned            handler, nargs, flags; /* long request */
     uint64_t            off;                    /* offset in the peer's segment */
     uint64_t            args[RQ_MAX_ARGS];
+    volatile uint8_t    pulled;     /* pulled long request: 1 once landed */
 };
 
 struct rqi_async {
@@ -75,6 +98,10 @@ struct rqi_async {
     pthread_cond_t    wake;
     struct rqi_aop   *head, **tail;               /* bytes left to claim */
     struct rqi_aop   *landed, **landed_tail;      /* long requests to announce */
+    struct rqi_aop   *pulls, **pulls_tail;        /* long requests targets pull */
+    _Atomic uint32_t  npulls;
+    int               cma_off;                    /* a target could not pull */
+    int               pull_mode;                  /* RQ_ASYNC_PULL */
     _Atomic uint32_t  queued, landed_n;
     int               stop, started, inited;
     int               ring;   /* the progress thread ran when the engine
@@ -82,6 +109,7 @@ struct rqi_async {
                                  rq_finalize stops it, a bell rung is
                                  harmless and the finalizer announces) */
     pthread_t         thread;
+    int               avoid_cpu;  /* the CPU the engine is kept off */
     uint64_t          min;                        /* RQ_ASYNC_MIN */
     _Alignas(RQI_CACHELINE) _Atomic uint64_t pending;
     uint64_t          engine_bytes, caller_bytes; /* who copied (statistics) */
@@ -97,14 +125,18 @@ void rqi_async_fini(struct rq_ctx *ctx);
  * engine, or copied at once (small, or to one's own rank).  0, or RQ_E*
  * with op freed and nothing issued. */
 int  rqi_async_issue(struct rq_ctx *ctx, struct rqi_aop *op);
-/* Copy one piece of the oldest queued transfer (any thread): 1 if there
- * was one. */
+/* Copy one piece of the oldest queued transfer (any thread), or reap
+ * pulled ones: 1 if there was anything. */
 int  rqi_async_help(struct rq_ctx *ctx);
 /* Owner of the context: send the announcements of landed long requests
  * and complete them.  Returns how many. */
 int  rqi_async_announce(struct rq_ctx *ctx);
 /* Complete op: move its counter, free it, one less pending. */
 void rqi_async_complete(struct rq_ctx *ctx, struct rqi_aop *op);
+/* Complete the pulled long requests whose targets have finished (any
+ * thread; no context needed).  Returns how many. */
+int  rqi_async_reap(struct rq_ctx *ctx);
+
 /* Owner: wait until every transfer issued has completed, helping and
  * polling meanwhile.  0 or RQ_EPEER. */
 int  rqi_async_quiet(struct rq_ctx *ctx);
@@ -112,7 +144,7 @@ int  rqi_async_quiet(struct rq_ctx *ctx);
 /* Whether a waiter should help (a hint: read relaxed). */
 static inline int rqi_async_has_work(const struct rqi_async *a)
 {
-    return rqi_load_relaxed(&a->queued) != 0;
+    return rqi_load_relaxed(&a->queued) != 0 || rqi_load_relaxed(&a->npulls) != 0;
 }
 
 #endif

@@ -289,8 +289,11 @@ static void *progress_main(void *arg)
         /* Long requests whose bytes the copy engine has landed: their
          * announcements leave without an application call (sending runs
          * no handler: no atomicity section stops it). */
-        if (bits & RQI_BELL_ASYNC)
-            landed = 1;
+        if (bits & RQI_BELL_ASYNC) {
+            /* A target pulled one of ours: complete it (no claim needed). */
+            (void)rqi_async_reap(ctx);
+            landed |= rqi_load_relaxed(&ctx->async.landed_n) != 0;
+        }
         while (landed && claim(v, 0)) {
             (void)rqi_async_announce(ctx);
             landed = 0;

@@ -9,6 +9,16 @@
  *                        (librq: rq_request_long), one ack at the end.
  *   put 8B + flush       one 8-byte put completed remotely, back to back
  *                        (librq: rq_put + rq_sync).
+ *   large AM placed      ns per byte of messages of 16 KiB + 1 .. 16 MiB
+ *                        that land in a buffer the receiver names
+ *                        (librq: rq_request to an RQ_HF_PLACE handler that
+ *                        calls rq_place; UCX: ucp_am_send_nbx rendezvous +
+ *                        ucp_am_recv_data_nbx; MPI: MPI_Isend/MPI_Irecv).
+ *   overlap message      fraction of one message's transfer hidden behind
+ *                        computation at the sender (overlap.h; librq:
+ *                        rq_request_long_nb; UCX: ucp_am_send_nbx
+ *                        rendezvous; MPI: MPI_Isend / MPI_Irecv).
+ *   overlap put          the same for rq_put_nb (librq only).
  * Ranks 0 and 1 only; the names and units here are the join keys. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -17,8 +27,9 @@
 #include <string.h>
 
 #include "bench.h"
+#include "overlap.h"
 
-enum { H_COUNT = 60, H_ACK = 61 };
+enum { H_COUNT = 60, H_ACK = 61, H_PLACED = 62 };
 static volatile uint64_t counted, acked;
 static uint64_t counted_due, acked_due;
 static char *src_buf;
@@ -74,6 +85,80 @@ static double stream(struct rqb *b, void *arg)
     return r;
 }
 
+static char *place_buf;
+static volatile uint64_t placed;
+static uint64_t placed_due, nb_done, nb_due;
+
+static void on_placed(rq_ctx_t *c, const rq_msg_t *m, void *a)
+{
+    (void)a;
+    if (m->data == NULL) { /* above rq_medium_max: the receiver names the spot */
+        if (rq_place(c, m, place_buf, &placed, NULL, NULL) != 0)
+            abort();
+        return;
+    }
+    memcpy(place_buf, m->data, m->len);
+    placed++;
+}
+
+/* arg: message size; ns per byte of a stream of placed messages. */
+static double large_placed(struct rqb *b, void *arg)
+{
+    size_t len = *(const size_t *)arg;
+    long n = len >= (1u << 20) ? 16 : 64;
+    double r = 0;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        uint64_t t0 = rqb_now_ns();
+        for (long i = 0; i < n; i++)
+            rq_request(b->ctx, 1, H_PLACED, NULL, 0, src_buf, len, 0);
+        rq_wait_until(b->ctx, &acked, ++acked_due);
+        r = rqb_elapsed_ns(t0) / ((double)n * (double)len);
+    } else if (b->me == 1) {
+        rq_wait_until(b->ctx, &placed, placed_due += (uint64_t)n);
+        rq_request(b->ctx, 0, H_ACK, NULL, 0, NULL, 0, 0);
+    }
+    return r;
+}
+
+/* arg: {size, put}; the overlap fraction of rq_request_long_nb (or
+ * rq_put_nb) at the sender. */
+struct ov_arg { size_t len; int put; };
+static double overlap(struct rqb *b, void *arg)
+{
+    const struct ov_arg *o = arg;
+    const int k = RQB_OVERLAP_REPS;
+    uint64_t x = 1;
+    double r = 0;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        double comm[RQB_OVERLAP_REPS], comp[RQB_OVERLAP_REPS], tot[RQB_OVERLAP_REPS];
+        for (int pass = 0; pass < 2; pass++) {
+            double tc = pass ? rqb_ov_median(comm, k) : 0;
+            for (int i = 0; i < k; i++) {
+                uint64_t t0 = rqb_now_ns();
+                if (o->put)
+                    rq_put_nb(b->ctx, 1, RQB_DATA_OFF, src_buf, o->len, &nb_done, 0);
+                else
+                    rq_request_long_nb(b->ctx, 1, H_COUNT, &x, 1, src_buf, o->len, RQB_DATA_OFF,
+                                       &nb_done, 0);
+                if (pass)
+                    comp[i] = rqb_ov_compute(tc);
+                rq_wait_until(b->ctx, &nb_done, ++nb_due);
+                (pass ? tot : comm)[i] = rqb_elapsed_ns(t0);
+            }
+        }
+        r = rqb_ov_fraction(rqb_ov_median(comm, k), rqb_ov_median(comp, k),
+                            rqb_ov_median(tot, k));
+        rq_request(b->ctx, 1, H_ACK, NULL, 0, NULL, 0, 0);
+    } else if (b->me == 1) {
+        rq_wait_until(b->ctx, &acked, ++acked_due);
+        if (!o->put)
+            counted_due += 2u * (uint64_t)k;
+    }
+    return r;
+}
+
 static int put_err;
 
 static double put_flush(struct rqb *b, void *arg)
@@ -100,6 +185,7 @@ int rqb_fam_compare(struct rqb *b)
 {
     rq_handler_register(b->ctx, H_COUNT, on_count, NULL, 0);
     rq_handler_register(b->ctx, H_ACK, on_ack, NULL, 0);
+    rq_handler_register(b->ctx, H_PLACED, on_placed, NULL, RQ_HF_PLACE);
     struct rqb_summary s;
     rqb_measure(b, "latency 8B", latency, NULL, &s);
     rqb_row(b, "latency 8B one-way", NAN, "ns", &s, "short AM ping-pong / 2");
@@ -116,6 +202,26 @@ int rqb_fam_compare(struct rqb *b)
         rqb_measure(b, "bandwidth", stream, &len, &s);
         rqb_row(b, "bandwidth", (double)len, "MB/s", &s, "rq_request_long stream, one ack");
     }
+    place_buf = malloc(16u << 20);
+    if (place_buf == NULL)
+        return 1;
+    static const size_t big[] = {16385, 65536, 1u << 20, 4u << 20, 16u << 20};
+    for (int i = 0; i < 5; i++) {
+        len = big[i];
+        rqb_measure(b, "large AM placed", large_placed, &len, &s);
+        rqb_row(b, "large AM placed", (double)len, "ns/B", &s, "rq_request + rq_place");
+    }
+    free(place_buf);
+    place_buf = NULL;
+    static const size_t ov[] = {65536, 1u << 20, 4u << 20, 16u << 20};
+    for (int put = 0; put < 2; put++)
+        for (int i = 0; i < 4; i++) {
+            struct ov_arg oa = {ov[i], put};
+            const char *name = put ? "overlap put" : "overlap message";
+            rqb_measure(b, name, overlap, &oa, &s);
+            rqb_row(b, name, (double)ov[i], "fraction", &s,
+                    put ? "rq_put_nb + compute + wait" : "rq_request_long_nb + compute + wait");
+        }
     free(src_buf);
     src_buf = NULL;
     int64_t err = 0;

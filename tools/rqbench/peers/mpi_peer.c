@@ -4,7 +4,11 @@
  *   message rate 8B     16384 messages in windows of 64 MPI_Isend /
  *                       MPI_Irecv + MPI_Waitall, one ack (OSU style).
  *   bandwidth           the same with arrays (window 64, or 16 for >= 1 MiB).
- *   put 8B + flush      MPI_Put + MPI_Win_flush in a lock_all epoch. */
+ *   put 8B + flush      MPI_Put + MPI_Win_flush in a lock_all epoch.
+ *   large AM placed     the bandwidth stream's time per byte (the message
+ *                       lands in the buffer the receiver posted).
+ *   overlap message     MPI_Isend + computation + MPI_Wait at the sender,
+ *                       MPI_Irecv + MPI_Wait at the receiver (overlap.h). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <mpi.h>
@@ -12,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "overlap.h"
 #include "peer.h"
 
 static void bcast(struct peer *p, int64_t *v)
@@ -68,6 +73,48 @@ static double stream(struct peer *p, void *arg)
     return len == 0 ? n / t * 1e3 : (double)n * (double)len / t * 1e3;
 }
 
+/* arg: message size; the overlap fraction at the sender. */
+static double overlap(struct peer *p, void *arg)
+{
+    size_t len = *(const size_t *)arg;
+    const int k = RQB_OVERLAP_REPS;
+    double comm[RQB_OVERLAP_REPS], comp[RQB_OVERLAP_REPS], tot[RQB_OVERLAP_REPS], r = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int pass = 0; pass < 2; pass++) {
+        double tc = pass && p->me == 0 ? rqb_ov_median(comm, k) : 0;
+        for (int i = 0; i < k; i++) {
+            MPI_Request q;
+            uint64_t t0 = peer_now_ns();
+            if (p->me == 0) {
+                MPI_Isend(buf, (int)len, MPI_BYTE, 1, 4, MPI_COMM_WORLD, &q);
+                if (pass)
+                    comp[i] = rqb_ov_compute(tc);
+            } else {
+                MPI_Irecv(buf, (int)len, MPI_BYTE, 0, 4, MPI_COMM_WORLD, &q);
+            }
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            (pass ? tot : comm)[i] = (double)(peer_now_ns() - t0);
+        }
+    }
+    if (p->me == 0)
+        r = rqb_ov_fraction(rqb_ov_median(comm, k), rqb_ov_median(comp, k), rqb_ov_median(tot, k));
+    MPI_Barrier(MPI_COMM_WORLD);
+    return r;
+}
+
+/* MB/s -> ns per byte: the order statistics invert (the median of the
+ * inverse is the inverse of the median); mean and sd do not. */
+static void to_ns_per_byte(struct rqb_summary *s)
+{
+    double lo = 1e3 / s->max, hi = 1e3 / s->min, clo = 1e3 / s->ci_hi, chi = 1e3 / s->ci_lo;
+    s->median = 1e3 / s->median;
+    s->min = lo;
+    s->max = hi;
+    s->ci_lo = clo;
+    s->ci_hi = chi;
+    s->mean = s->sd = NAN;
+}
+
 static MPI_Win win;
 
 static double put_flush(struct peer *p, void *arg)
@@ -114,6 +161,19 @@ int main(int argc, char **argv)
         len = sizes[i];
         peer_measure(&p, stream, &len, &s);
         peer_row(&p, "bandwidth", (double)len, "MB/s", &s, "window of Isend/Irecv");
+    }
+    static const size_t big[] = {16385, 65536, 1u << 20, 4u << 20, 16u << 20};
+    for (int i = 0; i < 5; i++) {
+        len = big[i];
+        peer_measure(&p, stream, &len, &s);
+        to_ns_per_byte(&s);
+        peer_row(&p, "large AM placed", (double)len, "ns/B", &s, "Isend/Irecv stream, posted buffer");
+    }
+    static const size_t ov[] = {65536, 1u << 20, 4u << 20, 16u << 20};
+    for (int i = 0; i < 4; i++) {
+        len = ov[i];
+        peer_measure(&p, overlap, &len, &s);
+        peer_row(&p, "overlap message", (double)len, "fraction", &s, "MPI_Isend + compute + MPI_Wait");
     }
     void *base;
     MPI_Win_allocate(4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);

@@ -6,7 +6,13 @@
  *   latency 8B one-way  ucp_am_send_nbx ping-pong (8-byte payload) / 2.
  *   message rate 8B     16384 AMs streamed, at most 64 in flight, one ack.
  *   bandwidth           ucp_put_nbx of the array, streamed, one flush.
- *   put 8B + flush      ucp_put_nbx + ucp_worker_flush_nbx, back to back. */
+ *   put 8B + flush      ucp_put_nbx + ucp_worker_flush_nbx, back to back.
+ *   large AM placed     ucp_am_send_nbx of 16 KiB + 1 .. 16 MiB (UCX picks
+ *                       eager or rendezvous), received with
+ *                       ucp_am_recv_data_nbx into the receiver's buffer
+ *                       (copied there when eager); ns per byte.
+ *   overlap message     ucp_am_send_nbx + computation + waiting for the
+ *                       request at the sender (overlap.h). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <sched.h>
@@ -18,9 +24,10 @@
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 
+#include "overlap.h"
 #include "peer.h"
 
-enum { AM_COUNT = 1, AM_ACK = 2 };
+enum { AM_COUNT = 1, AM_ACK = 2, AM_BIG = 3 };
 #define BUF_BYTES (16u << 20)
 
 struct ux {
@@ -34,8 +41,10 @@ struct ux {
     ucp_rkey_h   rkey;
 };
 
-static volatile uint64_t counted, acked;
-static uint64_t counted_due, acked_due;
+static volatile uint64_t counted, acked, big_got;
+static uint64_t counted_due, acked_due, big_due;
+static char *recv_buf; /* BUF_BYTES: where large messages land */
+static ucp_worker_h the_worker;
 
 static void die(const char *what, ucs_status_t st)
 {
@@ -81,6 +90,35 @@ static ucs_status_t on_ack(void *a, const void *h, size_t hl, void *d, size_t l,
 {
     (void)a; (void)h; (void)hl; (void)d; (void)l; (void)pr;
     acked++;
+    return UCS_OK;
+}
+
+static void big_landed(void *req, ucs_status_t st, size_t len, void *user)
+{
+    (void)len;
+    (void)user;
+    if (st != UCS_OK)
+        die("ucp_am_recv_data_nbx", st);
+    ucp_request_free(req);
+    big_got++;
+}
+
+static ucs_status_t on_big(void *a, const void *h, size_t hl, void *d, size_t l,
+                           const ucp_am_recv_param_t *pr)
+{
+    (void)a; (void)h; (void)hl;
+    if (pr->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+        ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
+                                   .cb.recv_am = big_landed};
+        ucs_status_ptr_t r = ucp_am_recv_data_nbx(the_worker, d, recv_buf, l, &prm);
+        if (UCS_PTR_IS_ERR(r))
+            die("ucp_am_recv_data_nbx", UCS_PTR_STATUS(r));
+        if (r == NULL)
+            big_got++;
+        return UCS_OK;
+    }
+    memcpy(recv_buf, d, l);
+    big_got++;
     return UCS_OK;
 }
 
@@ -194,6 +232,66 @@ static double put(struct peer *p, void *arg)
     return r;
 }
 
+/* arg: message size; ns per byte of a stream of large messages. */
+static double large_placed(struct peer *p, void *arg)
+{
+    struct ux *u = p->u;
+    size_t len = *(const size_t *)arg;
+    const long n = len >= (1u << 20) ? 16 : 64;
+    double r = 0;
+    sync_both(p);
+    if (p->me == 0) {
+        ucs_status_ptr_t q[64];
+        int k = 0;
+        ucp_request_param_t prm = {0};
+        uint64_t t0 = peer_now_ns();
+        for (long i = 0; i < n; i++) {
+            q[k] = ucp_am_send_nbx(u->ep, AM_BIG, NULL, 0, u->local, len, &prm);
+            if (UCS_PTR_IS_ERR(q[k]))
+                die("ucp_am_send_nbx", UCS_PTR_STATUS(q[k]));
+            k += q[k] != NULL;
+        }
+        for (int j = 0; j < k; j++)
+            wait_req(u, q[j], "ucp_am_send_nbx");
+        wait_word(u, &acked, ++acked_due);
+        r = (double)(peer_now_ns() - t0) / ((double)n * (double)len);
+    } else {
+        wait_word(u, &big_got, big_due += (uint64_t)n);
+        am_send(u, AM_ACK, NULL);
+    }
+    return r;
+}
+
+/* arg: message size; the overlap fraction at the sender. */
+static double overlap(struct peer *p, void *arg)
+{
+    struct ux *u = p->u;
+    size_t len = *(const size_t *)arg;
+    const int k = RQB_OVERLAP_REPS;
+    double comm[RQB_OVERLAP_REPS], comp[RQB_OVERLAP_REPS], tot[RQB_OVERLAP_REPS], r = 0;
+    sync_both(p);
+    if (p->me == 0) {
+        ucp_request_param_t prm = {0};
+        for (int pass = 0; pass < 2; pass++) {
+            double tc = pass ? rqb_ov_median(comm, k) : 0;
+            for (int i = 0; i < k; i++) {
+                uint64_t t0 = peer_now_ns();
+                ucs_status_ptr_t q = ucp_am_send_nbx(u->ep, AM_BIG, NULL, 0, u->local, len, &prm);
+                if (pass)
+                    comp[i] = rqb_ov_compute(tc);
+                wait_req(u, q, "ucp_am_send_nbx");
+                (pass ? tot : comm)[i] = (double)(peer_now_ns() - t0);
+            }
+        }
+        r = rqb_ov_fraction(rqb_ov_median(comm, k), rqb_ov_median(comp, k), rqb_ov_median(tot, k));
+        wait_word(u, &acked, ++acked_due);
+    } else {
+        wait_word(u, &big_got, big_due += 2u * (uint64_t)k);
+        am_send(u, AM_ACK, NULL);
+    }
+    return r;
+}
+
 static void setup(struct ux *u)
 {
     ucp_params_t pp = {.field_mask = UCP_PARAM_FIELD_FEATURES,
@@ -212,6 +310,13 @@ static void setup(struct ux *u)
     hp.id = AM_ACK;
     hp.cb = on_ack;
     ucp_worker_set_am_recv_handler(u->worker, &hp);
+    hp.id = AM_BIG;
+    hp.cb = on_big;
+    ucp_worker_set_am_recv_handler(u->worker, &hp);
+    the_worker = u->worker;
+    if ((recv_buf = malloc(BUF_BYTES)) == NULL)
+        die("malloc", UCS_ERR_NO_MEMORY);
+    memset(recv_buf, 0, BUF_BYTES);
 
     ucp_address_t *addr;
     size_t alen;
@@ -272,6 +377,7 @@ static void teardown(struct peer *p, struct ux *u)
         ucp_request_free(r);
     }
     ucp_mem_unmap(u->ctx, u->mem);
+    free(recv_buf);
     ucp_worker_destroy(u->worker);
     ucp_cleanup(u->ctx);
 }
@@ -325,6 +431,20 @@ int main(int argc, char **argv)
         size_t len = sizes[i];
         peer_measure(&p, put, &len, &s);
         peer_row(&p, "bandwidth", (double)len, "MB/s", &s, "ucp_put_nbx stream, one flush");
+    }
+    static const size_t big[] = {16385, 65536, 1u << 20, 4u << 20, 16u << 20};
+    for (int i = 0; i < 5; i++) {
+        size_t len = big[i];
+        peer_measure(&p, large_placed, &len, &s);
+        peer_row(&p, "large AM placed", (double)len, "ns/B", &s,
+                 "ucp_am_send_nbx + ucp_am_recv_data_nbx");
+    }
+    static const size_t ov[] = {65536, 1u << 20, 4u << 20, 16u << 20};
+    for (int i = 0; i < 4; i++) {
+        size_t len = ov[i];
+        peer_measure(&p, overlap, &len, &s);
+        peer_row(&p, "overlap message", (double)len, "fraction", &s,
+                 "ucp_am_send_nbx + compute + wait");
     }
     size_t zero = 0;
     peer_measure(&p, put, &zero, &s);
