@@ -335,15 +335,21 @@ RQ_API int rq_test(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_lea
  * returns.  Nothing bounds how many are outstanding (one small allocation
  * each: RQ_ENOMEM when none can be had).
  *
- * Who moves the bytes: to or from another rank of this node, a transfer of
- * at least RQ_ASYNC_MIN bytes (default 64 KiB) is copied by this rank's
- * copy thread (started by the first one) and, while this rank waits in
- * rq_wait_until, rq_sync or another blocking call, by the waiting thread
- * too; the caller's own thread is free to compute meanwhile.  Smaller ones,
- * and those on one's own rank, are copied within the call (complete at
- * return).  To another node they are UCX RMA or rendezvous operations,
- * which progress when this rank calls librq.  The strategy
- * (RQ_GAS_STRATEGY) does not change this.
+ * Who moves the bytes: to or from another rank of this node, a put or get
+ * of at least RQ_ASYNC_MIN bytes (default 64 KiB) is copied by this rank's
+ * copy thread (started by the first one; it runs on another CPU than the
+ * caller) and, while this rank waits in rq_wait_until, rq_sync or another
+ * blocking call, by the waiting thread too; the target takes no part.  A
+ * long request of that size is copied by its target, which reads the
+ * caller's memory (Linux cross-memory attach) when it polls, as it must
+ * anyway to run the handler; where it may not (ptrace rules; RQ_ASYNC_PULL
+ * =off; the target has interrupts on; RQ_INTERRUPT) the copy thread does
+ * it.  Either way the caller's own thread is free to compute, and the
+ * counter moves without it calling librq (its progress thread moves it).
+ * Smaller transfers, and those on one's own rank, are copied within the
+ * call (complete at return).  To another node they are UCX RMA or
+ * rendezvous operations, which progress when this rank calls librq.  The
+ * strategy (RQ_GAS_STRATEGY) does not change this.
  *
  * Buffers: the local buffer (src of a put or long request, dst of a get)
  * belongs to the transfer until its counter moves: do not write it (put,
@@ -356,8 +362,11 @@ RQ_API int rq_test(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_lea
  * interrupts; RQ_NONBLOCK is refused, RQ_EINVAL).  A transfer of 0 bytes
  * (put, get) completes within the call.  After the job failed they return
  * RQ_EPEER, and transfers still pending never complete (their counters
- * stay).  Callable from a handler: yes (they never wait).  Thread safety:
- * like every call on a context; the counter may be read from any thread.
+ * stay).  Blocking: they wait only where rq_request would, for room in the
+ * target's lane (a long request's small PULL message), and never inside a
+ * handler (the message is parked instead).  Callable from a handler: yes.
+ * Thread safety: like every call on a context; the counter may be read
+ * from any thread.
  *
  * rq_put_nb - copy len bytes from src to dst's segment at off.  Complete:
  * the bytes are visible at the target and src may be reused.
@@ -366,11 +375,10 @@ RQ_API int rq_test(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_lea
  * rq_request_long_nb - copy len bytes from src to dst's segment at dst_off,
  * then run handler on dst as rq_request_long does (msg->data in the
  * segment), once every byte has landed.  Complete: the bytes have landed
- * and the handler's message is committed (it will run even if the
- * initiator computes without calling librq: the copy thread's rank's
- * progress thread sends it), src may be reused.  Handlers of several
- * long requests run in the order their bytes landed, which need not be the
- * order of the calls.
+ * and the handler will run (or has run) at the target without anything
+ * more from the initiator, which may compute meanwhile; src may be
+ * reused.  Handlers of several long requests run in the order their bytes
+ * landed, which need not be the order of the calls.
  * Returns 0, RQ_EINVAL, RQ_ERANGE, RQ_EPEER, RQ_ENOMEM. */
 RQ_API int rq_put_nb(rq_ctx_t *ctx, int dst, uint64_t off, const void *src, size_t len,
                      volatile uint64_t *done, unsigned flags);

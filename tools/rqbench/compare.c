@@ -219,7 +219,7 @@ int rqb_fam_compare(struct rqb *b)
             struct ov_arg oa = {ov[i], put};
             const char *name = put ? "overlap put" : "overlap message";
             rqb_measure(b, name, overlap, &oa, &s);
-            rqb_row(b, name, (double)ov[i], "fraction", &s,
+            rqb_row(b, name, (double)ov[i], "frac", &s,
                     put ? "rq_put_nb + compute + wait" : "rq_request_long_nb + compute + wait");
         }
     free(src_buf);

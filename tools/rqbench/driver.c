@@ -197,8 +197,9 @@ static double speedup(const struct rqb_row *lib, const struct rqb_row *peer)
 {
     if (lib == NULL || peer == NULL || lib->s.n == 0 || peer->s.n == 0)
         return NAN;
-    return strcmp(lib->unit, "ns") == 0 ? peer->s.median / lib->s.median
-                                        : lib->s.median / peer->s.median;
+    /* Times (ns, ns/B): lower is better; rates and fractions: higher. */
+    return strncmp(lib->unit, "ns", 2) == 0 ? peer->s.median / lib->s.median
+                                            : lib->s.median / peer->s.median;
 }
 
 static void cell(FILE *f, const struct rqb_row *w)

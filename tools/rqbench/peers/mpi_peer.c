@@ -173,7 +173,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 4; i++) {
         len = ov[i];
         peer_measure(&p, overlap, &len, &s);
-        peer_row(&p, "overlap message", (double)len, "fraction", &s, "MPI_Isend + compute + MPI_Wait");
+        peer_row(&p, "overlap message", (double)len, "frac", &s, "MPI_Isend + compute + MPI_Wait");
     }
     void *base;
     MPI_Win_allocate(4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);

@@ -443,7 +443,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 4; i++) {
         size_t len = ov[i];
         peer_measure(&p, overlap, &len, &s);
-        peer_row(&p, "overlap message", (double)len, "fraction", &s,
+        peer_row(&p, "overlap message", (double)len, "frac", &s,
                  "ucp_am_send_nbx + compute + wait");
     }
     size_t zero = 0;
