@@ -257,6 +257,16 @@ static void pulls_unlink(struct rqi_async *a, struct rqi_aop *op)
 static int pull_start(rq_ctx_t *ctx, struct rqi_aop *op)
 {
     struct rqi_async *a = &ctx->async;
+    /* Everything the message needs is read now: once it is sent the
+     * target may finish and our progress thread free op before rqi_send
+     * even returns. */
+    const uint64_t w[5] = {(uint64_t)(uintptr_t)op->from, op->len, op->off,
+                           (uint64_t)(uintptr_t)&op->pulled,
+                           op->handler | (uint64_t)op->nargs << 32};
+    uint64_t args[RQ_MAX_ARGS];
+    const unsigned nargs = op->nargs;
+    const int peer = op->peer;
+    memcpy(args, op->args, 8u * nargs);
     op->pulled = 0;
     op->next = NULL;
     pthread_mutex_lock(&a->lock);
@@ -265,10 +275,8 @@ static int pull_start(rq_ctx_t *ctx, struct rqi_aop *op)
     rqi_store_release(&a->npulls, rqi_load_relaxed(&a->npulls) + 1);
     atomic_fetch_add_explicit(&a->pending, 1, memory_order_relaxed);
     pthread_mutex_unlock(&a->lock);
-    uint64_t w[5] = {(uint64_t)(uintptr_t)op->from, op->len, op->off,
-                     (uint64_t)(uintptr_t)&op->pulled, op->handler | (uint64_t)op->nargs << 32};
-    int rc = rqi_send(ctx, op->peer, RQ_AM_QUEUE, RQI_SYS_PULL, RQI_PF_SYSTEM, w, 5, op->args,
-                      8u * op->nargs, 0);
+    int rc = rqi_send(ctx, peer, RQ_AM_QUEUE, RQI_SYS_PULL, RQI_PF_SYSTEM, w, 5, args, 8u * nargs,
+                      0);
     if (rc != 0) { /* not sent: nobody will pull it */
         pthread_mutex_lock(&a->lock);
         pulls_unlink(a, op);
