@@ -264,16 +264,21 @@ RQ_API int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint6
  * Smaller payloads reach such a handler in place as usual (msg->data set).
  * The same on every transport and delivery path; where the payload waits
  * meanwhile: the sender's staging area (same node), the virtual buffer
- * (buffered delivery), UCX's receive buffer (another node).
+ * (buffered delivery), the sender's own buffer (another node: its
+ * rq_request returns once the payload has been pulled; a receiver that is
+ * itself blocked sending, or buffering, pulls it into a buffer of its own
+ * first, so two ranks sending to each other never wait for each other).
  *
  * Completion: when the payload is in dst, *done (if not NULL) is
  * incremented by one (an atomic add with release: read it with
  * rq_wait_until or an acquire load), then fn(ctx, arg, status) (if not
  * NULL) runs from a later rq_poll or wait on this rank, as a handler
  * (never inside rq_place; status 0, or RQ_EPEER if the job failed first).
- * dst must stay valid and untouched until then.  Today the copy is made
- * within rq_place on every transport, so *done is already incremented when
- * it returns; rely only on the counter or the callback.
+ * dst must stay valid and untouched until then.  On this node the copy is
+ * made within rq_place (*done has moved when it returns); from another
+ * node the payload is pulled by rendezvous straight from the sender's
+ * buffer into dst after rq_place returns (zero-copy; the counter moves
+ * from a later poll or wait).  Rely only on the counter or the callback.
  *
  * rq_place - place msg's payload at dst (msg->len bytes).
  * rq_place_segment - place it in this rank's segment at off.

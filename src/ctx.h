@@ -50,9 +50,10 @@ struct rqi_reasm {
  * placed. */
 struct rqi_place {
     const rq_msg_t *msg;
-    const void     *src;
+    const void     *src;      /* where the payload waits, or NULL: */
     size_t          len;
     int             placed;
+    struct rqi_ucx_rx *ucx;   /* ... still at the sender (UCX rendezvous) */
 };
 
 /* A placement's completion callback, run by a later poll. */
@@ -135,6 +136,7 @@ struct rq_ctx {
     /* handlers */
     struct rqi_handler handlers[RQ_MAX_HANDLERS];
     struct rqi_place   place;                 /* receiver-placed payloads */
+    struct rqi_ucx_rx *place_ucx;             /* the deferred entry being delivered */
     struct rqi_place_done *place_done, **place_done_tail;
     struct rqi_handler sys[RQI_SYS_COUNT];
 

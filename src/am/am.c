@@ -484,7 +484,7 @@ static RQI_NOINLINE void run_placed(rq_ctx_t *ctx, const struct rqi_handler *h,
 {
     rq_msg_t u = *m;
     u.data = NULL;
-    ctx->place = (struct rqi_place){&u, m->data, m->len, 0};
+    ctx->place = (struct rqi_place){&u, m->data, m->len, 0, ctx->place_ucx};
     h->fn(ctx, &u, h->arg);
     ctx->place.msg = NULL; /* placed or discarded: the message is gone */
 }
@@ -531,12 +531,62 @@ static RQI_NOINLINE int run_place_done(rq_ctx_t *ctx)
     return n;
 }
 
+/* A placement over UCX: the counter and callback of one pull.  d first:
+ * run_place_done frees the record through it. */
+struct place_wait {
+    struct rqi_place_done d;
+    volatile uint64_t    *done;
+};
+
+static void queue_place_done(rq_ctx_t *ctx, struct rqi_place_done *d)
+{
+    if (ctx->place_done_tail == NULL)
+        ctx->place_done_tail = &ctx->place_done;
+    *ctx->place_done_tail = d;
+    ctx->place_done_tail = &d->next;
+}
+
+/* The pulled payload has landed (or the job failed): from the worker's
+ * progress, on the context's owner. */
+static void place_landed(rq_ctx_t *ctx, void *arg, int ok)
+{
+    struct place_wait *w = arg;
+    if (ok && w->done != NULL)
+        atomic_fetch_add_explicit((_Atomic uint64_t *)(uintptr_t)w->done, 1,
+                                  memory_order_release);
+    if (w->d.fn == NULL) {
+        free(w);
+        return;
+    }
+    w->d.status = ok ? 0 : RQ_EPEER;
+    queue_place_done(ctx, &w->d);
+}
+
+static int place_remote(rq_ctx_t *ctx, struct rqi_place *pl, void *dst, volatile uint64_t *done,
+                        rq_place_fn fn, void *arg)
+{
+    struct place_wait *w = malloc(sizeof *w);
+    if (w == NULL)
+        return RQ_ENOMEM;
+    *w = (struct place_wait){{NULL, fn, arg, 0}, done};
+    int rc = rqi_ucx_place(ctx, pl->ucx, dst, place_landed, w);
+    if (rc != 0) {
+        free(w);
+        return rc;
+    }
+    pl->ucx = NULL;
+    pl->placed = 1;
+    return 0;
+}
+
 static int place_body(rq_ctx_t *ctx, const rq_msg_t *msg, void *dst, volatile uint64_t *done,
                       rq_place_fn fn, void *arg)
 {
     struct rqi_place *pl = &ctx->place;
     if (msg == NULL || dst == NULL || msg != pl->msg || pl->placed || !rqi_in_handler(ctx))
         return RQ_EINVAL;
+    if (pl->ucx != NULL)
+        return place_remote(ctx, pl, dst, done, fn, arg);
     struct rqi_place_done *d = NULL;
     if (fn != NULL && (d = malloc(sizeof *d)) == NULL)
         return RQ_ENOMEM;
@@ -547,10 +597,7 @@ static int place_body(rq_ctx_t *ctx, const rq_msg_t *msg, void *dst, volatile ui
         atomic_fetch_add_explicit((_Atomic uint64_t *)(uintptr_t)done, 1, memory_order_release);
     if (d != NULL) {
         *d = (struct rqi_place_done){NULL, fn, arg, 0};
-        if (ctx->place_done_tail == NULL)
-            ctx->place_done_tail = &ctx->place_done;
-        *ctx->place_done_tail = d;
-        ctx->place_done_tail = &d->next;
+        queue_place_done(ctx, d);
     }
     return 0;
 }
@@ -598,7 +645,18 @@ static RQI_NOINLINE int poll_remote(rq_ctx_t *ctx, int batch)
     while (n < batch && (e = rqi_ucx_am_next(ctx, &m)) != NULL) {
         ctx->stats.received++;
         ctx->stats.direct++;
+        if (RQI_UNLIKELY(rqi_ucx_rx_deferred(e))) {
+            /* Its payload is still at the sender: rq_place pulls it.  A
+             * handler that no longer places gets it pulled here first. */
+            if (ctx->handlers[m.handler].flags & RQ_HF_PLACE) {
+                ctx->place_ucx = e;
+            } else if (rqi_ucx_rx_fetch(ctx, e, &m) != 0) {
+                rqi_ucx_rx_free(ctx, e); /* the job failed */
+                break;
+            }
+        }
         n += run_handler(ctx, &m);
+        ctx->place_ucx = NULL;
         rqi_ucx_rx_free(ctx, e);
     }
     return n;

@@ -23,6 +23,7 @@ struct rqi_ucx_rx {
     char              *data;
     size_t             len;
     _Atomic int        pending; /* rendezvous data still arriving */
+    void              *rndv;    /* deferred rendezvous descriptor, or NULL */
     int                cls;     /* an active message: its interrupt class */
     struct rqi_ucx_hdr h;
 };
@@ -48,11 +49,14 @@ struct rqi_ucx {
     struct rqi_ucx_rx   *in_head, **in_tail;
     struct rqi_ucx_rx   *am_head, **am_tail;
     int                  am_count;
+    int                  deferred;   /* entries holding a rendezvous descriptor */
     int                  efd;    /* the worker's event fd, or -1 */
     struct rqi_ucx_rx   *free_rx;
 };
 
 /* ---- helpers ----------------------------------------------------------- */
+
+static void undefer_all(rq_ctx_t *ctx);
 
 static struct rqi_ucx_rx *rx_alloc(struct rqi_ucx *u)
 {
@@ -63,6 +67,7 @@ static struct rqi_ucx_rx *rx_alloc(struct rqi_ucx *u)
         return NULL;
     e->next = NULL;
     e->desc = NULL;
+    e->rndv = NULL;
     e->own = NULL;
     e->data = NULL;
     e->len = 0;
@@ -75,6 +80,11 @@ void rqi_ucx_rx_free(rq_ctx_t *ctx, struct rqi_ucx_rx *e)
     struct rqi_ucx *u = ctx->ucx;
     if (e->desc != NULL)
         ucp_am_data_release(u->worker, e->desc);
+    if (e->rndv != NULL) { /* never placed: discarded, the sender released */
+        ucp_am_data_release(u->worker, e->rndv);
+        e->rndv = NULL;
+        u->deferred--;
+    }
     free(e->own);
     e->next = u->free_rx;
     u->free_rx = e;
@@ -91,6 +101,9 @@ static ucs_status_t wait_req(rq_ctx_t *ctx, void *req)
     ucs_status_t st;
     unsigned spins = 0;
     while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+        /* Our peer may itself be waiting for us to place its payload. */
+        if (RQI_UNLIKELY(ctx->ucx->deferred != 0))
+            undefer_all(ctx);
         if (rqi_ucx_progress(ctx) == 0 && rqi_wait_step(ctx, &spins) != 0) {
             ucp_request_cancel(ctx->ucx->worker, req);
             while (ucp_request_check_status(req) == UCS_INPROGRESS)
@@ -163,6 +176,47 @@ static void rndv_done(void *req, ucs_status_t st, size_t length, void *user_data
     ucp_request_free(req);
 }
 
+/* A rendezvous active message whose handler places its payload itself. */
+static int defer_for_placement(const rq_ctx_t *ctx, const struct rqi_pkt *p, size_t len)
+{
+    return p->kind == RQI_PK_INLINE && p->qid == RQ_AM_QUEUE &&
+           !(p->flags & (RQI_PF_SYSTEM | RQI_PF_KEY)) && p->tag < RQ_MAX_HANDLERS &&
+           (ctx->handlers[p->tag].flags & RQ_HF_PLACE) && len > ctx->medium_max;
+}
+
+/* Start pulling e's deferred payload into a buffer of its own (e stays
+ * pending until it lands).  0 or RQ_ENOMEM. */
+static int undefer(rq_ctx_t *ctx, struct rqi_ucx_rx *e)
+{
+    struct rqi_ucx *u = ctx->ucx;
+    if ((e->own = malloc(e->len)) == NULL)
+        return RQ_ENOMEM;
+    e->data = e->own;
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                              UCP_OP_ATTR_FIELD_USER_DATA,
+                              .cb.recv_am = rndv_done, .user_data = e};
+    atomic_store_explicit(&e->pending, 1, memory_order_relaxed);
+    void *req = ucp_am_recv_data_nbx(u->worker, e->rndv, e->own, e->len, &rp);
+    e->rndv = NULL;
+    u->deferred--;
+    if (req == NULL)
+        atomic_store_explicit(&e->pending, 0, memory_order_relaxed);
+    else if (UCS_PTR_IS_ERR(req))
+        atomic_store_explicit(&e->pending, -1, memory_order_relaxed);
+    return 0;
+}
+
+/* Every deferred payload still queued: pull it now (see ucx.h). */
+static void undefer_all(rq_ctx_t *ctx)
+{
+    struct rqi_ucx *u = ctx->ucx;
+    struct rqi_ucx_rx *lists[2] = {u->am_head, u->in_head};
+    for (int i = 0; i < 2 && u->deferred != 0; i++)
+        for (struct rqi_ucx_rx *e = lists[i]; e != NULL; e = e->next)
+            if (e->rndv != NULL && undefer(ctx, e) != 0)
+                rqi_fail(ctx, "out of memory for a rendezvous payload");
+}
+
 static ucs_status_t am_recv(void *arg, const void *header, size_t hlen, void *data, size_t len,
                             const ucp_am_recv_param_t *param)
 {
@@ -199,6 +253,13 @@ static ucs_status_t am_recv(void *arg, const void *header, size_t hlen, void *da
     char *land = e->h.pkt.kind == RQI_PK_LONG ? ctx->seg[ctx->rank] + lg->off : NULL;
     ucs_status_t ret = UCS_OK;
     e->len = len;
+    if (rndv && defer_for_placement(ctx, &e->h.pkt, len)) {
+        e->rndv = data; /* pulled by rq_place, straight into its destination */
+        u->deferred++;
+        *u->in_tail = e;
+        u->in_tail = &e->next;
+        return UCS_INPROGRESS;
+    }
     if (rndv) {
         if (land == NULL && (land = e->own = malloc(len)) == NULL) {
             rqi_fail(ctx, "out of memory for a rendezvous payload");
@@ -313,6 +374,14 @@ struct rqi_ucx_rx *rqi_ucx_am_next(rq_ctx_t *ctx, rq_msg_t *m)
     struct rqi_ucx_rx *e = u->am_head;
     if (e == NULL)
         return NULL;
+    /* A payload pulled after a deferral is still landing: in order, so
+     * nothing behind it is delivered either. */
+    int pend = atomic_load_explicit(&e->pending, memory_order_acquire);
+    if (pend != 0) {
+        if (pend < 0)
+            rqi_fail(ctx, "a rendezvous receive failed; failing the job");
+        return NULL;
+    }
     u->am_head = e->next;
     if (u->am_head == NULL)
         u->am_tail = &u->am_head;
@@ -331,14 +400,88 @@ int rqi_ucx_drain(rq_ctx_t *ctx)
 {
     struct rqi_ucx *u = ctx->ucx;
     rqi_ucx_progress(ctx);
+    /* The virtual buffer holds bytes: deferred payloads come here first. */
+    if (u->deferred != 0)
+        undefer_all(ctx);
     struct rqi_ucx_rx *e;
     while ((e = u->am_head) != NULL) {
+        unsigned spins = 0;
+        while (atomic_load_explicit(&e->pending, memory_order_acquire) > 0)
+            if (ucp_worker_progress(u->worker) == 0 && rqi_wait_step(ctx, &spins) != 0)
+                return RQ_EPEER;
+        if (atomic_load_explicit(&e->pending, memory_order_acquire) < 0) {
+            rqi_fail(ctx, "a rendezvous receive failed; failing the job");
+            return RQ_EPEER;
+        }
         if (rqi_ingest_pkt(ctx, &e->h.pkt, e->data, e->len) != 0)
             return RQ_ENOMEM;
         rq_msg_t m;
         rqi_ucx_rx_free(ctx, rqi_ucx_am_next(ctx, &m));
     }
     return 0;
+}
+
+int rqi_ucx_rx_deferred(const struct rqi_ucx_rx *e)
+{
+    return e->rndv != NULL;
+}
+
+struct place_rec {
+    rq_ctx_t *ctx;
+    void    (*fn)(rq_ctx_t *, void *, int);
+    void     *arg;
+};
+
+static void place_landed(void *req, ucs_status_t st, size_t length, void *user_data)
+{
+    (void)length;
+    struct place_rec *r = user_data;
+    if (st != UCS_OK && !r->ctx->ucx->closing)
+        rqi_fail(r->ctx, "a placed rendezvous payload failed; failing the job");
+    ucp_request_free(req);
+    r->fn(r->ctx, r->arg, st == UCS_OK);
+    free(r);
+}
+
+int rqi_ucx_place(rq_ctx_t *ctx, struct rqi_ucx_rx *e, void *dst,
+                  void (*fn)(rq_ctx_t *ctx, void *arg, int ok), void *arg)
+{
+    struct rqi_ucx *u = ctx->ucx;
+    struct place_rec *r = malloc(sizeof *r);
+    if (r == NULL)
+        return RQ_ENOMEM;
+    *r = (struct place_rec){ctx, fn, arg};
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                              UCP_OP_ATTR_FIELD_USER_DATA,
+                              .cb.recv_am = place_landed, .user_data = r};
+    void *req = ucp_am_recv_data_nbx(u->worker, e->rndv, dst, e->len, &rp);
+    e->rndv = NULL;
+    u->deferred--;
+    if (UCS_PTR_IS_ERR(req)) {
+        free(r);
+        return peer_failed(ctx, (int)e->h.pkt.src, UCS_PTR_STATUS(req));
+    }
+    if (req == NULL) {
+        fn(ctx, arg, 1);
+        free(r);
+    }
+    return 0;
+}
+
+int rqi_ucx_rx_fetch(rq_ctx_t *ctx, struct rqi_ucx_rx *e, rq_msg_t *m)
+{
+    if (e->rndv == NULL)
+        return 0;
+    int rc = undefer(ctx, e);
+    unsigned spins = 0;
+    while (rc == 0 && atomic_load_explicit(&e->pending, memory_order_acquire) > 0)
+        if (ucp_worker_progress(ctx->ucx->worker) == 0)
+            rc = rqi_wait_step(ctx, &spins);
+    if (rc == 0 && atomic_load_explicit(&e->pending, memory_order_acquire) < 0)
+        rc = peer_failed(ctx, (int)e->h.pkt.src, UCS_ERR_IO_ERROR);
+    if (rc == 0)
+        m->data = e->data;
+    return rc;
 }
 
 /* ---- send -------------------------------------------------------------- */

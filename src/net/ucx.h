@@ -25,6 +25,17 @@
  *   the entries behind it until its data has landed: per-pair FIFO holds.
  *   Handlers never run inside a UCX callback.
  *
+ * RECEIVER-PLACED  A rendezvous active message above rq_medium_max for an
+ *   RQ_HF_PLACE handler is not pulled on arrival: its descriptor is kept
+ *   (deferred) and the handler runs with data NULL; rq_place pulls the
+ *   payload straight from the sender's buffer into the destination it
+ *   names (ucp_am_recv_data_nbx), zero-copy; unplaced, the descriptor is
+ *   released.  The sender's rq_request waits for that pull, so a rank that
+ *   itself waits on a send (wait_req), drains into the virtual buffer, or
+ *   finds the handler no longer placing, first pulls every deferred
+ *   payload into a buffer of its own: two ranks sending to each other can
+ *   never wait for each other's handlers.
+ *
  * WAKE-UP  The worker has UCP_FEATURE_WAKEUP.  While the rank has
  *   interrupts on or a PDQ whose threads all sleep, its progress thread
  *   keeps the worker's event fd armed and a watcher thread sleeps on it
@@ -155,6 +166,18 @@ int  rqi_ucx_get_nb(struct rq_ctx *ctx, char *dst, int src_rank, uint64_t off, u
                     struct rqi_ucx_done *d);
 int  rqi_ucx_send_nb(struct rq_ctx *ctx, int dst, const struct rqi_ucx_out *o,
                      struct rqi_ucx_done *d);
+/* Whether entry e's payload still waits at its sender (a rendezvous
+ * deferred for an RQ_HF_PLACE handler; e->data is NULL). */
+int  rqi_ucx_rx_deferred(const struct rqi_ucx_rx *e);
+/* Pull e's deferred payload straight into dst: 0 (fn(ctx, arg, ok) runs
+ * once it has landed, from the worker's progress, or before this
+ * returns), RQ_EPEER (fn never runs). */
+int  rqi_ucx_place(struct rq_ctx *ctx, struct rqi_ucx_rx *e, void *dst,
+                   void (*fn)(struct rq_ctx *ctx, void *arg, int ok), void *arg);
+/* Pull e's deferred payload into a buffer of its own and wait for it (its
+ * handler no longer places); m->data then points at it.  0 or RQ_EPEER /
+ * RQ_ENOMEM. */
+int  rqi_ucx_rx_fetch(struct rq_ctx *ctx, struct rqi_ucx_rx *e, rq_msg_t *m);
 #else
 static inline int rqi_ucx_init(struct rq_ctx *ctx, char *err, size_t errlen)
 {
@@ -199,6 +222,12 @@ static inline int rqi_ucx_get_nb(struct rq_ctx *ctx, char *dst, int src_rank, ui
 static inline int rqi_ucx_send_nb(struct rq_ctx *ctx, int dst, const struct rqi_ucx_out *o,
                                   struct rqi_ucx_done *d)
 { (void)ctx; (void)dst; (void)o; (void)d; return RQ_ENOTSUP; }
+static inline int rqi_ucx_rx_deferred(const struct rqi_ucx_rx *e) { (void)e; return 0; }
+static inline int rqi_ucx_place(struct rq_ctx *ctx, struct rqi_ucx_rx *e, void *dst,
+                                void (*fn)(struct rq_ctx *ctx, void *arg, int ok), void *arg)
+{ (void)ctx; (void)e; (void)dst; (void)fn; (void)arg; return RQ_ENOTSUP; }
+static inline int rqi_ucx_rx_fetch(struct rq_ctx *ctx, struct rqi_ucx_rx *e, rq_msg_t *m)
+{ (void)ctx; (void)e; (void)m; return RQ_ENOTSUP; }
 #endif
 
 #endif
