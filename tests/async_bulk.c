@@ -16,6 +16,12 @@
  *   sync    300 puts without counters, then rq_sync;
  *   final   puts and long requests still pending at rq_finalize complete
  *           within it: counters moved and handlers ran at the targets.
+ *   intr    (argument "intr") every rank has interrupts on for every
+ *           packet: long requests go through the copy thread and the
+ *           progress thread's announcement, handlers run on the progress
+ *           thread while the application computes; the waiting rank of
+ *           "alone" spins in atomicity sections (no handler runs inside
+ *           one) between its looks at the counter.
  * Run under any RQ_ASYNC_MIN (0: everything through the copy engine). */
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +82,7 @@ static void on_long(rq_ctx_t *c, const rq_msg_t *m, void *a)
     CHECK_EQ(m->len, m->args[0]);
     CHECK(m->len == 0 || m->data != NULL);
     CHECK_EQ(fnv(m->data, m->len), m->args[1]);
-    got_long++;
+    __atomic_fetch_add(&got_long, 1, __ATOMIC_RELEASE); /* read while the progress thread runs us */
     if (m->len == 65537) { /* answer from the handler, non-blocking */
         /* Its own buffer: it belongs to the transfer until echo_done moves. */
         unsigned char *echo = echo_buf + (size_t)m->src * 65537u;
@@ -116,7 +122,10 @@ static int reached_alone(const uint64_t *w, uint64_t v)
 int main(int argc, char **argv)
 {
     rq_ctx_t *ctx;
+    const int intr = argc > 1 && strcmp(argv[1], "intr") == 0;
     CHECK_EQ(rq_init(&argc, &argv, &ctx), 0);
+    if (intr)
+        CHECK_EQ(rq_interrupts(ctx, RQ_INTR_ALL), 0);
     me = rq_rank(ctx);
     n = rq_size(ctx);
     const int next = (me + 1) % n, prev = (me + n - 1) % n;
@@ -215,7 +224,22 @@ int main(int argc, char **argv)
                      0);
             CHECK(reached_alone(&d2, 1));
         } else if (me == 1) {
-            CHECK_EQ(rq_wait_until(ctx, &got_long, (uint64_t)n * N_LONG_SIZES + 1), 0);
+            const uint64_t want_long = (uint64_t)n * N_LONG_SIZES + 1;
+            if (intr) { /* the progress thread runs it, between our sections */
+                for (long i = 0; __atomic_load_n(&got_long, __ATOMIC_ACQUIRE) < want_long; i++) {
+                    CHECK(i < 3000000000L);
+                    if ((i & 1023) == 0) {
+                        CHECK_EQ(rq_atomic_begin(ctx), 0);
+                        uint64_t before = __atomic_load_n(&got_long, __ATOMIC_ACQUIRE);
+                        for (volatile int k = 0; k < 2000; k++) {
+                        }
+                        /* no handler ran inside the section */
+                        CHECK_EQ(__atomic_load_n(&got_long, __ATOMIC_ACQUIRE), before);
+                        CHECK_EQ(rq_atomic_end(ctx), 0);
+                    }
+                }
+            }
+            CHECK_EQ(rq_wait_until(ctx, &got_long, want_long), 0);
             fill(want, 16u * MiB, 0, 4);
             CHECK(!differs(seg + OFF_PUT, want, 16u * MiB, "check 5"));
         }
