@@ -106,20 +106,26 @@ static void frag_huge(struct rqi_pkt *p, unsigned n)
     e->offset = 0;
 }
 /* Pulled long requests (RQI_SYS_PULL, gas/async.h): every field that
- * steers the target's read into its segment.  2 slots: header + 5 args. */
-static uint64_t g_seg;
-static uint64_t g_flag; /* where a refusal's byte would go (never written) */
-static void pull(struct rqi_pkt *p, uint64_t from, uint64_t len, uint64_t off, uint64_t hw)
+ * steers the target's read into its segment, and the completion block in
+ * our staging area that it would release.  2 slots: header + 6 args. */
+static uint64_t g_seg, g_boff, g_cookie; /* a live completion block of ours */
+static void pull_at(struct rqi_pkt *p, uint64_t from, uint64_t len, uint64_t off, uint64_t hw,
+                    uint64_t boff, uint64_t cookie)
 {
     p->flags = RQI_PF_SYSTEM;
     p->tag = RQI_SYS_PULL;
-    p->nargs = 5;
+    p->nargs = 6;
     uint64_t *a = rqi_pkt_args(p);
     a[0] = from;
     a[1] = len;
     a[2] = off;
-    a[3] = (uint64_t)(uintptr_t)&g_flag;
-    a[4] = hw;
+    a[3] = boff;
+    a[4] = cookie;
+    a[5] = hw;
+}
+static void pull(struct rqi_pkt *p, uint64_t from, uint64_t len, uint64_t off, uint64_t hw)
+{
+    pull_at(p, from, len, off, hw, g_boff, g_cookie);
 }
 static void pull_past_end(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 128, g_seg - 64, H_OK); }
 static void pull_wrap(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 128, UINT64_MAX - 63, H_OK); }
@@ -127,8 +133,13 @@ static void pull_empty(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 0
 static void pull_handler(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 8, 0, RQ_MAX_HANDLERS); }
 static void pull_nargs(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 8, 0, H_OK | 3ull << 32); }
 static void pull_huge_nargs(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 4096, 8, 0, H_OK | 99ull << 32); }
-/* Valid but unreadable (the zero page): the target refuses it and the
- * refusal names no transfer of ours, so we count it. */
+static void pull_stale(struct rqi_pkt *p, unsigned n) { (void)n; pull_at(p, 4096, 8, 0, H_OK, g_boff, g_cookie + 77); }
+static void pull_misaligned(struct rqi_pkt *p, unsigned n) { (void)n; pull_at(p, 4096, 8, 0, H_OK, g_boff + 8, g_cookie); }
+static void pull_past_area(struct rqi_pkt *p, unsigned n) { (void)n; pull_at(p, 4096, 8, 0, H_OK, UINT64_MAX - 63, g_cookie); }
+static void pull_refused_mark(struct rqi_pkt *p, unsigned n) { (void)n; pull_at(p, 4096, 8, 0, H_OK, g_boff, UINT64_MAX); }
+/* Valid but unreadable (the zero page): the target marks the block
+ * refused and says so; the refusal names no transfer of ours, so we count
+ * it.  Each uses a fresh block. */
 static void pull_unreadable(struct rqi_pkt *p, unsigned n) { (void)n; pull(p, 8, 64, 0, H_OK); }
 static void broken_framing(struct rqi_pkt *p, unsigned n) { (void)n; p->nslots = 0; }
 
@@ -170,10 +181,14 @@ int main(int argc, char **argv)
                                                   frag_overrun, rndv_past_end, rndv_wrap,
                                                   rndv_misaligned, rndv_no_block, rndv_inline,
                                                   frag_huge};
-    void (*bad_pull[])(struct rqi_pkt *, unsigned) = {pull_past_end, pull_wrap, pull_empty,
-                                                       pull_handler, pull_nargs, pull_huge_nargs};
+    void (*bad_pull[])(struct rqi_pkt *, unsigned) = {
+        pull_past_end, pull_wrap,      pull_empty,       pull_handler,     pull_nargs,
+        pull_huge_nargs, pull_stale,   pull_misaligned,  pull_past_area,   pull_refused_mark};
     const unsigned nbad = sizeof bad / sizeof bad[0] + sizeof bad_pull / sizeof bad_pull[0];
     g_seg = ctx->seg_bytes;
+    uint64_t undo;
+    if (me == 0) /* a live completion block: only other fields make them invalid */
+        CHECK((g_cookie = rqi_bulk_alloc(&ctx->btx, 0, 1, &g_boff, &undo)) != 0);
     if (me == 0) {
         for (int round = 0; round < 50; round++) {
             for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -181,8 +196,11 @@ int main(int argc, char **argv)
             for (unsigned i = 0; i < sizeof bad_pull / sizeof bad_pull[0]; i++)
                 forge(ctx, 1, 2, bad_pull[i]);
         }
-        for (int round = 0; round < 50; round++)
+        const uint64_t first_boff = g_boff, first_cookie = g_cookie;
+        for (int round = 0; round < 50; round++) {
+            CHECK((g_cookie = rqi_bulk_alloc(&ctx->btx, 0, 1, &g_boff, &undo)) != 0);
             forge(ctx, 1, 2, pull_unreadable);
+        }
         uint64_t a = 0xfeed;
         CHECK_EQ(rq_request(ctx, 1, H_OK, &a, 1, NULL, 0, 0), 0);
         /* the 50 refusals come back: counted, nothing else happens */
@@ -192,7 +210,12 @@ int main(int argc, char **argv)
             rq_stats(ctx, &st);
         } while (st.rejected < 50);
         CHECK_EQ(st.rejected, 50);
-        CHECK_EQ(g_flag, 0);
+        /* the invalid ones (handled before these refusals) left our first
+         * block alone */
+        CHECK_EQ(rqi_load_acquire(&rqi_bulk_at(ctx->btx.base, ctx->btx.size, first_boff)->cookie),
+                 first_cookie);
+        CHECK_EQ(rqi_load_acquire(&rqi_bulk_at(ctx->btx.base, ctx->btx.size, g_boff)->cookie),
+                 UINT64_MAX); /* marked refused by the target */
     } else {
         CHECK_EQ(rq_wait_until(ctx, &ok_got, 1), 0);
         rq_stats_t st;

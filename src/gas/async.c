@@ -64,11 +64,10 @@ void rqi_async_fini(rq_ctx_t *ctx)
     pthread_mutex_unlock(&a->lock);
     if (a->started)
         pthread_join(a->thread, NULL);
-    /* Only a failed job leaves transfers here: their counters never move.
-     * Pulled ones stay allocated: a live target may still write their
-     * byte. */
+    /* Only a failed job leaves transfers here: their counters never move. */
     free_list(a->head);
     free_list(a->landed);
+    free_list(a->pulls);
     a->head = a->landed = a->pulls = NULL;
     pthread_cond_destroy(&a->wake);
     pthread_mutex_destroy(&a->lock);
@@ -233,7 +232,7 @@ static int pull_ok(const rq_ctx_t *ctx, const struct rqi_aop *op)
 {
     const struct rqi_async *a = &ctx->async;
     if (op->kind != RQI_AOP_LONG || a->cma_off || a->pull_mode == RQI_PULL_OFF || op->len == 0 ||
-        op->len < a->min ||
+        op->len < a->min || ctx->btx.base == NULL ||
         op->peer == ctx->rank || (op->flags & RQ_INTERRUPT) ||
         (ctx->handlers[op->handler].flags & RQ_HF_INTERRUPT))
         return 0;
@@ -254,20 +253,27 @@ static void pulls_unlink(struct rqi_async *a, struct rqi_aop *op)
     rqi_store_release(&a->npulls, rqi_load_relaxed(&a->npulls) - 1);
 }
 
+/* 0: sent; 1: no room for the completion block (take another path);
+ * else RQ_E* with op freed. */
 static int pull_start(rq_ctx_t *ctx, struct rqi_aop *op)
 {
     struct rqi_async *a = &ctx->async;
+    uint64_t boff, undo;
+    const uint64_t cookie = rqi_bulk_alloc(&ctx->btx, 0, (uint32_t)op->peer, &boff, &undo);
+    if (cookie == 0)
+        return 1;
+    op->hdr = rqi_bulk_at(ctx->btx.base, ctx->btx.size, boff);
+    op->cookie = cookie;
     /* Everything the message needs is read now: once it is sent the
      * target may finish and our progress thread free op before rqi_send
      * even returns. */
-    const uint64_t w[5] = {(uint64_t)(uintptr_t)op->from, op->len, op->off,
-                           (uint64_t)(uintptr_t)&op->pulled,
+    const uint64_t w[6] = {(uint64_t)(uintptr_t)op->from, op->len, op->off, boff, cookie,
                            op->handler | (uint64_t)op->nargs << 32};
     uint64_t args[RQ_MAX_ARGS];
     const unsigned nargs = op->nargs;
     const int peer = op->peer;
+    struct rqi_bulk_hdr *hdr = op->hdr;
     memcpy(args, op->args, 8u * nargs);
-    op->pulled = 0;
     op->next = NULL;
     pthread_mutex_lock(&a->lock);
     *a->pulls_tail = op;
@@ -275,13 +281,14 @@ static int pull_start(rq_ctx_t *ctx, struct rqi_aop *op)
     rqi_store_release(&a->npulls, rqi_load_relaxed(&a->npulls) + 1);
     atomic_fetch_add_explicit(&a->pending, 1, memory_order_relaxed);
     pthread_mutex_unlock(&a->lock);
-    int rc = rqi_send(ctx, peer, RQ_AM_QUEUE, RQI_SYS_PULL, RQI_PF_SYSTEM, w, 5, args, 8u * nargs,
+    int rc = rqi_send(ctx, peer, RQ_AM_QUEUE, RQI_SYS_PULL, RQI_PF_SYSTEM, w, 6, args, 8u * nargs,
                       0);
-    if (rc != 0) { /* not sent: nobody will pull it */
+    if (rc != 0) { /* not sent: nobody will pull it (the job failed) */
         pthread_mutex_lock(&a->lock);
         pulls_unlink(a, op);
         pthread_mutex_unlock(&a->lock);
         atomic_fetch_sub_explicit(&a->pending, 1, memory_order_relaxed);
+        rqi_store_release(&hdr->cookie, 0); /* the block is free again */
         free(op);
     }
     return rc;
@@ -302,46 +309,53 @@ static int pull_bytes(pid_t pid, char *to, uint64_t from, uint64_t len)
     return 1;
 }
 
-/* Target, as a handler: args from, len, off, flag address, handler |
- * nargs << 32; payload: the request's arguments. */
+/* Target, as a handler: args from, len, off, block offset, cookie,
+ * handler | nargs << 32; payload: the request's arguments. */
 static void on_pull(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 {
     (void)arg;
     uint64_t args[RQ_MAX_ARGS];
-    if (m->nargs != 5 || m->src == ctx->rank || ctx->remote[m->src]) {
+    if (m->nargs != 6 || m->src == ctx->rank || ctx->remote[m->src]) {
         ctx->stats.rejected++;
         return;
     }
-    const uint64_t from = m->args[0], len = m->args[1], off = m->args[2], flag = m->args[3];
-    const unsigned handler = (unsigned)(m->args[4] & 0xffffffffu);
-    const uint64_t nargs = m->args[4] >> 32;
+    const uint64_t from = m->args[0], len = m->args[1], off = m->args[2];
+    const uint64_t boff = m->args[3], cookie = m->args[4];
+    const unsigned handler = (unsigned)(m->args[5] & 0xffffffffu);
+    const uint64_t nargs = m->args[5] >> 32;
+    const uint64_t room = ctx->bulk_bytes > RQI_BULK_HDR ? ctx->bulk_bytes - RQI_BULK_HDR : 0;
+    struct rqi_bulk_hdr *h = NULL;
     if (handler >= RQ_MAX_HANDLERS || nargs > RQ_MAX_ARGS || m->len != 8u * nargs ||
-        off > ctx->seg_bytes || len > ctx->seg_bytes - off || len == 0) {
-        ctx->stats.rejected++; /* forged or corrupt: nothing is read or written */
+        off > ctx->seg_bytes || len > ctx->seg_bytes - off || len == 0 || boff > room ||
+        (boff & 63u) != 0 || cookie == RQI_PULL_REFUSED ||
+        (h = rqi_bulk_block(ctx->bulk[m->src], boff, 0, cookie)) == NULL) {
+        ctx->stats.rejected++; /* forged, stale or corrupt: nothing is read or written */
         return;
     }
     if (nargs != 0)
         memcpy(args, m->data, 8u * nargs);
     const pid_t pid = rqi_load_acquire(&rqi_shm_area(&ctx->shm, (uint32_t)m->src)->pid);
     char *to = ctx->seg[ctx->rank] + off;
-    uint8_t one = 1;
-    struct iovec l = {&one, 1}, r = {(void *)(uintptr_t)flag, 1};
-    if (ctx->async.pull_mode == RQI_PULL_REFUSE || !pull_bytes(pid, to, from, len) ||
-        process_vm_writev(pid, &l, 1, &r, 1, 0) != 1) {
+    if (ctx->async.pull_mode == RQI_PULL_REFUSE || !pull_bytes(pid, to, from, len)) {
         /* Not allowed to read it: the initiator copies it itself. */
-        (void)rqi_send(ctx, m->src, RQ_AM_QUEUE, RQI_SYS_PULL_NAK, RQI_PF_SYSTEM, &flag, 1,
+        uint64_t c = cookie;
+        atomic_compare_exchange_strong_explicit(&h->cookie, &c, RQI_PULL_REFUSED,
+                                                memory_order_release, memory_order_relaxed);
+        (void)rqi_send(ctx, m->src, RQ_AM_QUEUE, RQI_SYS_PULL_NAK, RQI_PF_SYSTEM, &cookie, 1,
                        NULL, 0, 0);
         return;
     }
+    /* Releases the bytes in our segment to the initiator's reaper. */
+    rqi_bulk_release(h, cookie);
     rqi_vni_ring(ctx, m->src, RQI_BELL_ASYNC); /* its progress thread reaps */
     rq_msg_t u = {m->src, RQ_AM_QUEUE, handler, (unsigned)nargs, args, to, (size_t)len,
                   RQ_KEY_NOSYNC, 0, 0};
     (void)rqi_run_handler(ctx, &u);
 }
 
-/* Initiator, as a handler: the target of the transfer whose byte is at
- * args[0] could not read us.  The copy engine takes it (and every later
- * one). */
+/* Initiator, as a handler: the target of the transfer whose completion
+ * block has cookie args[0] could not read us.  The copy engine takes it
+ * (and every later one). */
 static void on_pull_nak(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 {
     (void)arg;
@@ -352,15 +366,20 @@ static void on_pull_nak(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     }
     pthread_mutex_lock(&a->lock);
     struct rqi_aop *op = a->pulls;
-    while (op != NULL && (uint64_t)(uintptr_t)&op->pulled != m->args[0])
+    while (op != NULL && op->cookie != m->args[0])
         op = op->next;
-    if (op != NULL)
+    /* Only a block the target marked refused: a stale or forged refusal
+     * must not take a transfer away from a target that pulls it. */
+    if (op != NULL && rqi_load_acquire(&op->hdr->cookie) == RQI_PULL_REFUSED)
         pulls_unlink(a, op);
+    else
+        op = NULL;
     pthread_mutex_unlock(&a->lock);
     if (op == NULL) {
         ctx->stats.rejected++;
         return;
     }
+    rqi_store_release(&op->hdr->cookie, 0); /* the block is free again */
     a->cma_off = 1;
     if (submit(ctx, op, 0) != 0) { /* no copy thread: copy and announce now */
         memcpy(op->to, op->from, op->len);
@@ -377,9 +396,8 @@ int rqi_async_reap(rq_ctx_t *ctx)
     pthread_mutex_lock(&a->lock);
     for (struct rqi_aop *op = a->pulls, *next; op != NULL; op = next) {
         next = op->next;
-        /* Pairs with nothing in this process: the target's kernel wrote
-         * the byte after the bytes had landed in its own segment. */
-        if (__atomic_load_n(&op->pulled, __ATOMIC_ACQUIRE) != 0) {
+        /* Pairs with the target's release CAS after the bytes landed. */
+        if (rqi_load_acquire(&op->hdr->cookie) == 0) {
             pulls_unlink(a, op);
             op->next = done;
             done = op;
@@ -431,8 +449,8 @@ int rqi_async_issue(rq_ctx_t *ctx, struct rqi_aop *op)
         }
         return rc;
     }
-    if (pull_ok(ctx, op))
-        return pull_start(ctx, op);
+    if (pull_ok(ctx, op) && (rc = pull_start(ctx, op)) != 1)
+        return rc;
     if (op->len != 0 && op->len >= a->min && op->peer != ctx->rank && submit(ctx, op, 1) == 0)
         return 0;
     /* At the call: small, in place, or no copy thread could start. */

@@ -19,22 +19,27 @@
  *
  * PULLED LONG REQUESTS  A long request needs its target to poll anyway (its
  *   handler runs there), so the target copies it, as MPI and UCX
- *   rendezvous do: the initiator sends a small PULL message (the source's
- *   address, length, offset, handler, arguments, and the address of the
- *   transfer's `pulled` byte); the target, polling, reads the bytes
- *   straight from the initiator's memory into its segment with one
- *   process_vm_readv (Linux cross-memory attach), writes 1 into `pulled`
- *   with process_vm_writev, rings the initiator's doorbell
+ *   rendezvous do: the initiator allocates an empty block in its staging
+ *   area (net/shm_bulk.h: a header and a cookie, the transfer's completion
+ *   word) and sends a small PULL message (the source's address, length,
+ *   offset, the block's offset and cookie, handler, arguments); the
+ *   target, polling, checks the block as it checks a staged payload's
+ *   (bounds, alignment, live cookie: a forged or stale PULL is rejected
+ *   and counted), reads the bytes straight from the initiator's memory
+ *   into its segment with process_vm_readv (Linux cross-memory attach),
+ *   releases the block (cookie -> 0), rings the initiator's doorbell
  *   (RQI_BELL_ASYNC) and runs the handler.  The initiator's progress thread
  *   (or its application thread, in any poll or wait) reaps transfers whose
- *   byte is set: their counters move without the initiator calling librq,
- *   and its thread computes while the target copies.  Where the target
+ *   block was released: their counters move without the initiator calling
+ *   librq, and its thread computes while the target copies.  Nothing is
+ *   ever written into the initiator's private memory.  Where the target
  *   cannot read the initiator (ptrace rules: each rank allows it with
  *   prctl(PR_SET_PTRACER_ANY) at rq_init, as Open MPI does for CMA) it
- *   answers PULL_NAK and the transfer goes to the copy engine, as do all
- *   later ones.  Used only while the target has interrupts off and the
- *   request is not an interrupting one (a system message interrupts
- *   nobody).
+ *   marks the block refused (cookie -> RQI_PULL_REFUSED) and answers
+ *   PULL_NAK; the transfer goes to the copy engine, as do all later ones.
+ *   Used only while the target has interrupts off and the request is not
+ *   an interrupting one (a system message interrupts nobody), and only
+ *   with a staging area (RQ_BULK_BYTES > 0) that has room for the block.
  *
  * OTHER NODES  The transfers are UCP requests (a put and an endpoint
  *   flush, a get, a rendezvous active message) whose callbacks complete
@@ -60,8 +65,10 @@
  *   queued, landed_n, npulls  stored under the lock (release), read
  *               relaxed as hints by waiters and by rqi_poll; the lock
  *               orders the rest.
- *   op->pulled  written once (1) by the target's kernel copy after the
- *               bytes landed; read with an acquire load by the reaper.
+ *   op->hdr->cookie  the completion word in the initiator's staging area:
+ *               the target's CAS(cookie -> 0 or RQI_PULL_REFUSED) with
+ *               release after the bytes landed in its segment; the
+ *               reaper's load_acquire (any thread of the initiator).
  */
 #ifndef RQI_ASYNC_H
 #define RQI_ASYNC_H
@@ -70,10 +77,12 @@
 #include <stdint.h>
 
 #include "core/atomics.h"
+#include "net/shm_bulk.h"
 #include "net/ucx.h"
 #include "rq.h"
 
 #define RQI_ASYNC_CHUNK (256u * 1024u) /* bytes one copier takes at a time */
+#define RQI_PULL_REFUSED UINT64_MAX     /* a completion block its target could not pull */
 
 enum { RQI_AOP_PUT, RQI_AOP_GET, RQI_AOP_LONG };
 
@@ -90,7 +99,8 @@ struct rqi_aop {
     unsigned            handler, nargs, flags; /* long request */
     uint64_t            off;                    /* offset in the peer's segment */
     uint64_t            args[RQ_MAX_ARGS];
-    volatile uint8_t    pulled;     /* pulled long request: 1 once landed */
+    struct rqi_bulk_hdr *hdr;       /* pulled long request: its completion block */
+    uint64_t            cookie;     /* ... and that block's cookie */
 };
 
 struct rqi_async {
