@@ -348,8 +348,8 @@ RQ_API int rq_test(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_lea
  * long request of that size is copied by its target, which reads the
  * caller's memory (Linux cross-memory attach) when it polls, as it must
  * anyway to run the handler; where it may not (ptrace rules; RQ_ASYNC_PULL
- * =off; the target has interrupts on; RQ_INTERRUPT) the copy thread does
- * it.  Either way the caller's own thread is free to compute, and the
+ * =off; the target has interrupts on; RQ_INTERRUPT; RQ_BULK_BYTES=0) the
+ * copy thread does it.  Either way the caller's own thread is free to compute, and the
  * counter moves without it calling librq (its progress thread moves it).
  * Smaller transfers, and those on one's own rank, are copied within the
  * call (complete at return).  To another node they are UCX RMA or
