@@ -112,6 +112,7 @@ static void ctx_free(rq_ctx_t *ctx)
     free(ctx->tx);
     free(ctx->seg);
     free(ctx->bulk);
+    free(ctx->stage);
     free(ctx->remote);
     rqi_shm_detach(&ctx->shm);
 #ifdef RQ_HAVE_PMIX
@@ -175,15 +176,17 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     ctx->medium_max = h->medium_max;
     ctx->seg_bytes = h->seg_bytes;
     ctx->bulk_bytes = h->bulk_bytes;
+    ctx->bulk_stream = (int)ctx->cfg.v[RQI_CFG_BULK_STREAM];
     ctx->large_max = rqi_phys_bytes();
     ctx->tx = calloc((size_t)ctx->size, sizeof *ctx->tx);
     ctx->seg = calloc((size_t)ctx->size, sizeof *ctx->seg);
     ctx->bulk = calloc((size_t)ctx->size, sizeof *ctx->bulk);
+    ctx->stage = calloc((size_t)ctx->size, sizeof *ctx->stage);
     ctx->outbox = calloc((size_t)ctx->size, sizeof *ctx->outbox);
     if (ctx->remote == NULL) /* every rank on this node: all flags 0 */
         ctx->remote = calloc((size_t)ctx->size, 1);
-    if (ctx->tx == NULL || ctx->seg == NULL || ctx->bulk == NULL || ctx->outbox == NULL ||
-        ctx->remote == NULL) {
+    if (ctx->tx == NULL || ctx->seg == NULL || ctx->bulk == NULL || ctx->stage == NULL ||
+        ctx->outbox == NULL || ctx->remote == NULL) {
         ctx_free(ctx);
         return RQ_ENOMEM;
     }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/copy.h"
 #include "deliver/deliver.h"
 #include "pdq/pdq.h"
 
@@ -248,6 +249,58 @@ static RQI_NOINLINE int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, un
     return 0;
 }
 
+/* The median of the last samples of way m (at least one). */
+static float stage_median(const struct rqi_stage_cost *s, int m)
+{
+    unsigned k = s->k[m] < RQI_STAGE_SAMPLES ? s->k[m] : RQI_STAGE_SAMPLES;
+    float v[RQI_STAGE_SAMPLES];
+    for (unsigned i = 0; i < k; i++) { /* insertion sort: at most 8 */
+        float x = s->c[m][i];
+        unsigned j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+    return v[k / 2];
+}
+
+/* Copy a staged payload to dst's block: under RQ_BULK_STREAM=auto,
+ * whichever of the two ways has cost this sender less per byte to dst
+ * lately (ctx.h, struct rqi_stage_cost). */
+static void stage_copy(rq_ctx_t *ctx, int dst, char *to, const void *data, size_t len)
+{
+    if (ctx->bulk_stream != RQI_STREAM_AUTO) {
+        if (ctx->bulk_stream == RQI_STREAM_ALWAYS)
+            rqi_copy_stream(to, data, len);
+        else
+            memcpy(to, data, len);
+        return;
+    }
+    /* From 8 MiB up two payloads in flight no longer fit a shared cache:
+     * streaming wins in every placement measured. */
+    if (len >= RQI_STAGE_STREAM_ALWAYS) {
+        rqi_copy_stream(to, data, len);
+        return;
+    }
+    struct rqi_stage_cost *s = &ctx->stage[dst];
+    /* Streaming only when it is clearly cheaper: its reads from memory are
+     * paid by the receiver, where this measure does not see them (near
+     * placement: the two copies cost the sender about the same, and
+     * memcpy's lines reach the receiver from the shared cache; far: 10x). */
+    int m = s->k[0] != 0 && s->k[1] != 0 && stage_median(s, 0) > 3.0f * stage_median(s, 1);
+    /* Measure the other way now and then: both while the first copies
+     * still fault pages in, then every 128th (the placement may move). */
+    const uint32_t n = ++s->n;
+    if (s->k[!m] == 0 || (n <= 32 ? (n & 1u) : (n & 127u) == 0))
+        m = !m;
+    uint64_t t0 = rqi_cycles();
+    if (m)
+        rqi_copy_stream(to, data, len);
+    else
+        memcpy(to, data, len);
+    s->c[m][s->k[m]++ % RQI_STAGE_SAMPLES] = (float)(rqi_cycles() - t0) / (float)len;
+}
+
 /* A medium payload above rq_medium_max() to a rank of this node: one copy
  * into our staging area (net/shm_bulk.h), then a small RNDV packet in the
  * lane; the receiver reads the payload in place and releases the block.
@@ -280,7 +333,8 @@ static RQI_NOINLINE int send_staged(rq_ctx_t *ctx, int dst, unsigned qid, unsign
         if ((rc = rqi_wait_step(ctx, &spins)) != 0)
             return rc;
     }
-    memcpy(b->base + off + RQI_BULK_HDR, data, len);
+    /* Past the shared cache's reach the copy streams to memory (copy.h). */
+    stage_copy(ctx, dst, b->base + off + RQI_BULK_HDR, data, len);
     struct pkt_desc d = {RQI_PK_RNDV, qid, tag, pflags, nargs, args, NULL, 0,
                          {off, len, cookie}, flags};
     int rc = send_packet(ctx, dst, &d, nonblock);

@@ -14,6 +14,7 @@ static const char *const gas_strategies[] = {"direct", "np", "proc", NULL};
 static const char *const transports[] = {"auto", "shm", "ucx", NULL};
 static const char *const yield_modes[] = {"auto", "never", "always", NULL};
 static const char *const pull_modes[] = {"on", "off", "refuse", NULL};
+static const char *const stream_modes[] = {"auto", "never", "always", NULL};
 
 const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
@@ -83,6 +84,11 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         "bytes of each rank's staging area for medium payloads above rq_medium_max (one copy, "
         "read in place); payloads larger than it (minus 64) are fragmented; 0: always fragment",
         NULL},
+    [RQI_CFG_BULK_STREAM] = {"RQ_BULK_STREAM", RQI_STREAM_AUTO, 0, 2, 0,
+        "how a staged medium payload is copied into the staging area: auto (from 8 MiB up "
+        "non-temporal stores; below, per receiver, whichever of memcpy and non-temporal stores "
+        "has lately cost this sender less, memcpy unless streaming costs under a third), "
+        "never (memcpy), always (non-temporal stores)", stream_modes},
     [RQI_CFG_ASYNC_MIN] = {"RQ_ASYNC_MIN", 64 * KiB, 0, UINT64_MAX, 0,
         "non-blocking transfers (rq_put_nb, rq_get_nb, rq_request_long_nb) of at least this many "
         "bytes to another rank of this node are copied by the rank's copy thread (and by the "
