@@ -71,6 +71,7 @@ struct rqi_stage_cost {
     float    c[2][RQI_STAGE_SAMPLES]; /* [0] memcpy, [1] rqi_copy_stream: cycles/B */
     uint32_t k[2];                    /* samples taken of each */
     uint32_t n;                       /* copies so far: every 128th tries the other way */
+    int      stream;                  /* the way in use: 1 = rqi_copy_stream */
 };
 #define RQI_STAGE_STREAM_ALWAYS (8u << 20) /* auto streams from here up */
 

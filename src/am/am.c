@@ -283,22 +283,33 @@ static void stage_copy(rq_ctx_t *ctx, int dst, char *to, const void *data, size_
         return;
     }
     struct rqi_stage_cost *s = &ctx->stage[dst];
-    /* Streaming only when it is clearly cheaper: its reads from memory are
-     * paid by the receiver, where this measure does not see them (near
-     * placement: the two copies cost the sender about the same, and
-     * memcpy's lines reach the receiver from the shared cache; far: 10x). */
-    int m = s->k[0] != 0 && s->k[1] != 0 && stage_median(s, 0) > 3.0f * stage_median(s, 1);
     /* Measure the other way now and then: both while the first copies
-     * still fault pages in, then every 128th (the placement may move). */
+     * still fault pages in, then every 128th (the placement may move);
+     * the way in use every 8th copy (timing and medians cost ~10% of a
+     * 16 KiB copy: not on every one). */
     const uint32_t n = ++s->n;
-    if (s->k[!m] == 0 || (n <= 32 ? (n & 1u) : (n & 127u) == 0))
+    int m = s->stream;
+    const int explore = s->k[!m] == 0 || (n <= 32 ? (n & 1u) : (n & 127u) == 0);
+    if (explore)
         m = !m;
+    if (!explore && (n & 7u) != 0) {
+        if (m)
+            rqi_copy_stream(to, data, len);
+        else
+            memcpy(to, data, len);
+        return;
+    }
     uint64_t t0 = rqi_cycles();
     if (m)
         rqi_copy_stream(to, data, len);
     else
         memcpy(to, data, len);
     s->c[m][s->k[m]++ % RQI_STAGE_SAMPLES] = (float)(rqi_cycles() - t0) / (float)len;
+    /* Streaming only when it is clearly cheaper: its reads from memory are
+     * paid by the receiver, where this measure does not see them (near
+     * placement: the two copies cost the sender about the same, and
+     * memcpy's lines reach the receiver from the shared cache; far: 10x). */
+    s->stream = s->k[0] != 0 && s->k[1] != 0 && stage_median(s, 0) > 3.0f * stage_median(s, 1);
 }
 
 /* A medium payload above rq_medium_max() to a rank of this node: one copy
