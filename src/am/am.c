@@ -308,8 +308,10 @@ static void stage_copy(rq_ctx_t *ctx, int dst, char *to, const void *data, size_
     /* Streaming only when it is clearly cheaper: its reads from memory are
      * paid by the receiver, where this measure does not see them (near
      * placement: the two copies cost the sender about the same, and
-     * memcpy's lines reach the receiver from the shared cache; far: 10x). */
-    s->stream = s->k[0] != 0 && s->k[1] != 0 && stage_median(s, 0) > 3.0f * stage_median(s, 1);
+     * memcpy's lines reach the receiver from the shared cache, though a
+     * page fault or a cold cache can triple a few of its samples; far:
+     * 7-10x). */
+    s->stream = s->k[0] >= 4 && s->k[1] >= 4 && stage_median(s, 0) > 4.0f * stage_median(s, 1);
 }
 
 /* A medium payload above rq_medium_max() to a rank of this node: one copy

@@ -87,7 +87,7 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_BULK_STREAM] = {"RQ_BULK_STREAM", RQI_STREAM_AUTO, 0, 2, 0,
         "how a staged medium payload is copied into the staging area: auto (from 8 MiB up "
         "non-temporal stores; below, per receiver, whichever of memcpy and non-temporal stores "
-        "has lately cost this sender less, memcpy unless streaming costs under a third), "
+        "has lately cost this sender less, memcpy unless streaming costs under a quarter), "
         "never (memcpy), always (non-temporal stores)", stream_modes},
     [RQI_CFG_ASYNC_MIN] = {"RQ_ASYNC_MIN", 64 * KiB, 0, UINT64_MAX, 0,
         "non-blocking transfers (rq_put_nb, rq_get_nb, rq_request_long_nb) of at least this many "
