@@ -283,13 +283,16 @@ static void stage_copy(rq_ctx_t *ctx, int dst, char *to, const void *data, size_
         return;
     }
     struct rqi_stage_cost *s = &ctx->stage[dst];
-    /* Measure the other way now and then: both while the first copies
-     * still fault pages in, then every 128th (the placement may move);
-     * the way in use every 8th copy (timing and medians cost ~10% of a
-     * 16 KiB copy: not on every one). */
+    /* Measure the other way now and then: every other copy at first,
+     * every 16th while the first pass through the staging window still
+     * faults pages in (samples from then are 10-20x too high for both
+     * ways and must age out of the medians), then every 128th (the
+     * placement may move); the way in use every 8th copy (timing and
+     * medians cost ~10% of a 16 KiB copy: not on every one). */
     const uint32_t n = ++s->n;
     int m = s->stream;
-    const int explore = s->k[!m] == 0 || (n <= 32 ? (n & 1u) : (n & 127u) == 0);
+    const uint32_t every = n <= 32 ? 1u : n <= 2048 ? 15u : 127u;
+    const int explore = s->k[!m] == 0 || (n & every) == 0;
     if (explore)
         m = !m;
     if (!explore && (n & 7u) != 0) {
