@@ -2,10 +2,12 @@
  * rq_request_long_nb) and the copy engine that moves them.
  *
  * ONE NODE  A transfer of at least RQ_ASYNC_MIN bytes to or from another
- *   rank of this node is queued.  A copy thread per rank (started by the
- *   first such transfer; FUGU's DMA engine behind injectdma; kept off the
- *   CPU its issuer runs on) copies it in RQI_ASYNC_CHUNK pieces through the peer's mapped segment, and the
- *   application thread copies pieces too while it waits inside librq
+ *   rank of this node is queued (long requests are pulled by their target
+ *   instead, below).  A copy thread per rank (started by the first such
+ *   transfer; FUGU's DMA engine behind injectdma; kept off the CPU its
+ *   issuer runs on) copies it in RQI_ASYNC_CHUNK pieces through the peer's
+ *   mapped segment, and the application thread copies pieces too while it
+ *   waits inside librq
  *   (rq_wait_until, rq_sync, every call that polls while it blocks), so a
  *   waiting caller never idles beside a busy engine.  Smaller transfers
  *   (and those to one's own rank) are copied at the call.  A put or get is
