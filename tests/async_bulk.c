@@ -46,19 +46,6 @@ static uint64_t got_long, echoed, echo_done, final_got;
 static int me, n;
 static unsigned char *echo_buf; /* one 64 KiB + 1 source per answered rank */
 
-static uint64_t fnv(const unsigned char *p, size_t len)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
-static void fill(unsigned char *b, size_t len, int src, uint64_t seq)
-{
-    for (size_t i = 0; i < len; i++)
-        b[i] = pattern_byte(src, seq, i);
-}
 
 /* The first differing byte, reported: 0 if equal. */
 static int differs(const unsigned char *a, const unsigned char *b, size_t len, const char *what)
@@ -81,13 +68,13 @@ static void on_long(rq_ctx_t *c, const rq_msg_t *m, void *a)
     CHECK_EQ(m->nargs, 2);
     CHECK_EQ(m->len, m->args[0]);
     CHECK(m->len == 0 || m->data != NULL);
-    CHECK_EQ(fnv(m->data, m->len), m->args[1]);
+    CHECK_EQ(payload_fnv(m->data, m->len), m->args[1]);
     __atomic_fetch_add(&got_long, 1, __ATOMIC_RELEASE); /* read while the progress thread runs us */
     if (m->len == 65537) { /* answer from the handler, non-blocking */
         /* Its own buffer: it belongs to the transfer until echo_done moves. */
         unsigned char *echo = echo_buf + (size_t)m->src * 65537u;
         memcpy(echo, m->data, 65537);
-        uint64_t args[2] = {65537, fnv(echo, 65537)};
+        uint64_t args[2] = {65537, payload_fnv(echo, 65537)};
         CHECK_EQ(rq_request_long_nb(c, m->src, H_ECHOED, args, 2, echo, 65537,
                                     OFF_ECHO + (uint64_t)me * 131072u, &echo_done, 0), 0);
     }
@@ -98,7 +85,7 @@ static void on_echoed(rq_ctx_t *c, const rq_msg_t *m, void *a)
     (void)c;
     (void)a;
     CHECK_EQ(m->len, 65537);
-    CHECK_EQ(fnv(m->data, m->len), m->args[1]);
+    CHECK_EQ(payload_fnv(m->data, m->len), m->args[1]);
     echoed++;
 }
 
@@ -106,7 +93,7 @@ static void on_final(rq_ctx_t *c, const rq_msg_t *m, void *a)
 {
     (void)c;
     (void)a;
-    CHECK_EQ(fnv(m->data, m->len), m->args[1]);
+    CHECK_EQ(payload_fnv(m->data, m->len), m->args[1]);
     final_got++;
 }
 
@@ -142,8 +129,8 @@ int main(int argc, char **argv)
     CHECK(src != NULL && dst != NULL && done != NULL && echo_buf != NULL);
 
     /* many: puts to the next rank, all outstanding, reverse-order waits */
-    fill(src, 16u * MiB, me, 1);
-    fill(seg + OFF_GET, 16u * MiB, me, 2);
+    pattern_fill(src, 16u * MiB, me, 1);
+    pattern_fill(seg + OFF_GET, 16u * MiB, me, 2);
     CHECK_EQ(rq_barrier(ctx), 0);
     uint64_t off = 0;
     for (int i = 0; i < N_PUT; i++) {
@@ -172,12 +159,12 @@ int main(int argc, char **argv)
         CHECK_EQ(gdone[i], 1);
     unsigned char *want = malloc(16u * MiB);
     CHECK(want != NULL);
-    fill(want, 16u * MiB, next, 2);
+    pattern_fill(want, 16u * MiB, next, 2);
     CHECK(!differs(dst, want, off, "check 1"));
     CHECK(!differs(dst + big_at, want + big_at, 8u * MiB, "check 2"));
     CHECK_EQ(rq_barrier(ctx), 0);
     /* what the previous rank put here */
-    fill(want, 16u * MiB, prev, 1);
+    pattern_fill(want, 16u * MiB, prev, 1);
     off = 0;
     for (int i = 0; i < N_PUT; i++)
         off += op_size(i);
@@ -186,13 +173,13 @@ int main(int argc, char **argv)
 
     /* long: to every rank, checksums; the 64 KiB + 1 ones are echoed */
     CHECK_EQ(rq_barrier(ctx), 0);
-    fill(src, 16u * MiB, me, 3);
+    pattern_fill(src, 16u * MiB, me, 3);
     uint64_t long_done = 0, nlong = 0;
     for (int t = 0; t < n; t++) {
         uint64_t at = OFF_LONG + (uint64_t)me * (2u * MiB), o = 0;
         for (size_t k = 0; k < N_LONG_SIZES; k++) {
             size_t len = long_sizes[k];
-            uint64_t args[2] = {len, fnv(src + o, len)};
+            uint64_t args[2] = {len, payload_fnv(src + o, len)};
             CHECK_EQ(rq_request_long_nb(ctx, t, H_LONG, args, 2, src + o, len, at + o,
                                         &long_done, 0), 0);
             o += len;
@@ -216,10 +203,10 @@ int main(int argc, char **argv)
     if (same_node) {
         if (me == 0) {
             uint64_t d1 = 0, d2 = 0;
-            fill(src, 16u * MiB, me, 4);
+            pattern_fill(src, 16u * MiB, me, 4);
             CHECK_EQ(rq_put_nb(ctx, 1, OFF_PUT, src, 16u * MiB, &d1, 0), 0);
             CHECK(reached_alone(&d1, 1));
-            uint64_t args[2] = {8u * MiB, fnv(src, 8u * MiB)};
+            uint64_t args[2] = {8u * MiB, payload_fnv(src, 8u * MiB)};
             CHECK_EQ(rq_request_long_nb(ctx, 1, H_LONG, args, 2, src, 8u * MiB, OFF_BIG, &d2, 0),
                      0);
             CHECK(reached_alone(&d2, 1));
@@ -240,14 +227,14 @@ int main(int argc, char **argv)
                 }
             }
             CHECK_EQ(rq_wait_until(ctx, &got_long, want_long), 0);
-            fill(want, 16u * MiB, 0, 4);
+            pattern_fill(want, 16u * MiB, 0, 4);
             CHECK(!differs(seg + OFF_PUT, want, 16u * MiB, "check 5"));
         }
         CHECK_EQ(rq_barrier(ctx), 0);
     }
 
     /* sync: no counters, rq_sync completes them */
-    fill(src, 16u * MiB, me, 5);
+    pattern_fill(src, 16u * MiB, me, 5);
     off = 0;
     for (int i = 0; i < N_SYNC; i++) {
         CHECK_EQ(rq_put_nb(ctx, next, OFF_PUT + off, src + off, op_size(i) * 7, NULL, 0), 0);
@@ -256,21 +243,21 @@ int main(int argc, char **argv)
     CHECK(off <= 16u * MiB);
     CHECK_EQ(rq_sync(ctx), 0);
     CHECK_EQ(rq_barrier(ctx), 0);
-    fill(want, 16u * MiB, prev, 5);
+    pattern_fill(want, 16u * MiB, prev, 5);
     CHECK(!differs(seg + OFF_PUT, want, off, "check 6"));
     CHECK_EQ(rq_test(ctx, &done[0], 1), 1);
     CHECK_EQ(rq_test(ctx, &done[0], 2), 0);
     CHECK_EQ(rq_barrier(ctx), 0);
 
     /* final: pending at rq_finalize */
-    fill(src, 16u * MiB, me, 6);
+    pattern_fill(src, 16u * MiB, me, 6);
     uint64_t fin_done = 0;
     for (int i = 0; i < N_FINAL_PUT; i++)
         CHECK_EQ(rq_put_nb(ctx, next, OFF_PUT + (uint64_t)i * 512u * 1024u,
                            src + (size_t)i * 512u * 1024u, 512u * 1024u, &fin_done, 0), 0);
     for (int i = 0; i < N_FINAL_LONG; i++) {
         size_t len = 256u * 1024u, at = 12u * MiB + (size_t)i * len;
-        uint64_t args[2] = {len, fnv(src + at, len)};
+        uint64_t args[2] = {len, payload_fnv(src + at, len)};
         CHECK_EQ(rq_request_long_nb(ctx, next, H_FINAL, args, 2, src + at, len,
                                     OFF_LONG + (uint64_t)i * len, &fin_done, 0), 0);
     }

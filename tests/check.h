@@ -29,4 +29,20 @@ static inline unsigned char pattern_byte(int src, unsigned long long seq, size_t
     return (unsigned char)((unsigned long long)src * 131u + seq * 31u + i * 7u + (i >> 8));
 }
 
+/* Fill b with the pattern of (src, seq). */
+static inline void pattern_fill(unsigned char *b, size_t len, int src, unsigned long long seq)
+{
+    for (size_t i = 0; i < len; i++)
+        b[i] = pattern_byte(src, seq, i);
+}
+
+/* FNV-1a of len bytes: a payload checksum carried in the arguments. */
+static inline unsigned long long payload_fnv(const unsigned char *p, size_t len)
+{
+    unsigned long long h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
 #endif

@@ -29,19 +29,6 @@
 enum { H_BIG = 1, H_ECHO = 2, H_ECHOED = 3, H_PLACE = 4, QID = 5 };
 enum { PL_BUF, PL_SEG, PL_BAD_SEG, PL_DROP, PL_NMODES };
 
-static uint64_t fnv(const unsigned char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
-static void fill(unsigned char *b, size_t n, int src, uint64_t seq)
-{
-    for (size_t i = 0; i < n; i++)
-        b[i] = pattern_byte(src, seq, i);
-}
 
 static uint64_t got, next_seq[4096], echoed;
 
@@ -53,7 +40,7 @@ static void check_msg(const rq_msg_t *m)
     CHECK(m->len == 0 || m->data != NULL);
     CHECK_EQ(m->args[0], next_seq[m->src]); /* FIFO per source, no loss, no duplicate */
     next_seq[m->src]++;
-    if (fnv(m->data, m->len) != m->args[2]) {
+    if (payload_fnv(m->data, m->len) != m->args[2]) {
         fprintf(stderr, "payload of %zu bytes from %d (seq %llu) corrupt\n", m->len, m->src,
                 (unsigned long long)m->args[0]);
         exit(1);
@@ -72,7 +59,7 @@ static void on_big(rq_ctx_t *c, const rq_msg_t *m, void *a)
 static void on_echo(rq_ctx_t *c, const rq_msg_t *m, void *a)
 {
     (void)a;
-    CHECK_EQ(fnv(m->data, m->len), m->args[2]);
+    CHECK_EQ(payload_fnv(m->data, m->len), m->args[2]);
     CHECK_EQ(rq_reply(c, m, H_ECHOED, m->args, 3, m->data, m->len, 0), 0);
 }
 
@@ -81,7 +68,7 @@ static void on_echoed(rq_ctx_t *c, const rq_msg_t *m, void *a)
     (void)c;
     (void)a;
     CHECK_EQ(m->len, m->args[1]);
-    CHECK_EQ(fnv(m->data, m->len), m->args[2]);
+    CHECK_EQ(payload_fnv(m->data, m->len), m->args[2]);
     echoed++;
 }
 
@@ -108,7 +95,7 @@ static void on_place(rq_ctx_t *c, const rq_msg_t *m, void *a)
     place_seen++;
     if (m->len <= rq_medium_max(c)) { /* small: in place as usual */
         CHECK(m->len == 0 || m->data != NULL);
-        CHECK_EQ(fnv(m->data, m->len), m->args[2]);
+        CHECK_EQ(payload_fnv(m->data, m->len), m->args[2]);
         place_small++;
         return;
     }
@@ -177,8 +164,8 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < nsz; s++)
         for (int k = 0; k < n; k++) {
             int dst = (me + k) % n;
-            fill(buf, sizes[s], me, seq[dst]);
-            uint64_t a[3] = {seq[dst]++, sizes[s], fnv(buf, sizes[s])};
+            pattern_fill(buf, sizes[s], me, seq[dst]);
+            uint64_t a[3] = {seq[dst]++, sizes[s], payload_fnv(buf, sizes[s])};
             CHECK_EQ(rq_request(ctx, dst, H_BIG, a, 3, buf, sizes[s], 0), 0);
             memset(buf, 0xee, sizes[s]); /* reuse at the documented moment */
             rq_poll(ctx);
@@ -186,8 +173,8 @@ int main(int argc, char **argv)
     expect += (uint64_t)n * nsz;
     if (!small) {
         int dst = (me + 1) % n;
-        fill(buf, big, me, seq[dst]);
-        uint64_t a[3] = {seq[dst]++, big, fnv(buf, big)};
+        pattern_fill(buf, big, me, seq[dst]);
+        uint64_t a[3] = {seq[dst]++, big, payload_fnv(buf, big)};
         CHECK_EQ(rq_request(ctx, dst, H_BIG, a, 3, buf, big, 0), 0);
         memset(buf, 0xee, big);
         expect++;
@@ -200,8 +187,8 @@ int main(int argc, char **argv)
     for (int r = 0; r < rounds; r++)
         for (int k = 1; k <= n; k++) {
             size_t len = mm + 1 + (size_t)(r * 4099 + k * 517) % (3 * mm);
-            fill(buf, len, me, (uint64_t)r);
-            uint64_t a[3] = {0, len, fnv(buf, len)};
+            pattern_fill(buf, len, me, (uint64_t)r);
+            uint64_t a[3] = {0, len, payload_fnv(buf, len)};
             CHECK_EQ(rq_request(ctx, (me + k) % n, H_ECHO, a, 3, buf, len, 0), 0);
         }
     CHECK_EQ(rq_wait_until(ctx, &echoed, (uint64_t)rounds * n), 0);
@@ -212,8 +199,8 @@ int main(int argc, char **argv)
     const size_t qsizes[] = {mm + 1, 64u << 10, 1, mm};
     uint64_t qseq = 0;
     for (int i = 0; i < 4; i++) {
-        fill(buf, qsizes[i], me, qseq);
-        uint64_t a[3] = {qseq++, qsizes[i], fnv(buf, qsizes[i])};
+        pattern_fill(buf, qsizes[i], me, qseq);
+        uint64_t a[3] = {qseq++, qsizes[i], payload_fnv(buf, qsizes[i])};
         CHECK_EQ(rq_enqueue(ctx, to, QID, 7, a, 3, buf, qsizes[i], 0), 0);
     }
     for (int i = 0; i < 4; i++) {
@@ -225,7 +212,7 @@ int main(int argc, char **argv)
         CHECK_EQ(v.src, from);
         CHECK_EQ(v.args[0], (uint64_t)i);
         CHECK_EQ(v.len, qsizes[i]);
-        CHECK_EQ(fnv(v.data, v.len), v.args[2]);
+        CHECK_EQ(payload_fnv(v.data, v.len), v.args[2]);
         CHECK_EQ(rq_pop(ctx, QID), 1);
     }
 
@@ -240,8 +227,8 @@ int main(int argc, char **argv)
     for (int mode = 0; mode < PL_NMODES; mode++)
         for (size_t s = 0; s < sizeof psizes / sizeof psizes[0]; s++) {
             size_t len = psizes[s];
-            fill(buf, len, me, (uint64_t)mode * 16 + s);
-            uint64_t a[4] = {(uint64_t)mode, len, fnv(buf, len), seg_off};
+            pattern_fill(buf, len, me, (uint64_t)mode * 16 + s);
+            uint64_t a[4] = {(uint64_t)mode, len, payload_fnv(buf, len), seg_off};
             CHECK_EQ(rq_request(ctx, to, H_PLACE, a, 4, buf, len, 0), 0);
             seg_off += (len + 4095) & ~(size_t)4095;
             expect_seen++;
@@ -253,8 +240,8 @@ int main(int argc, char **argv)
                 expect_cbs++;
         }
     if (!small) {
-        fill(buf, big, me, 999);
-        uint64_t a[4] = {PL_BUF, big, fnv(buf, big), 0};
+        pattern_fill(buf, big, me, 999);
+        uint64_t a[4] = {PL_BUF, big, payload_fnv(buf, big), 0};
         CHECK_EQ(rq_request(ctx, to, H_PLACE, a, 4, buf, big, 0), 0);
         expect_seen++;
         expect_done++;
@@ -265,7 +252,7 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_wait_until(ctx, &place_cbs, expect_cbs), 0);
     CHECK_EQ(place_small, expect_small);
     for (unsigned i = 0; i < place_n; i++) {
-        CHECK_EQ(fnv(place_buf[i], place_len[i]), place_sum[i]);
+        CHECK_EQ(payload_fnv(place_buf[i], place_len[i]), place_sum[i]);
         if (place_own[i])
             free(place_buf[i]);
     }
