@@ -454,9 +454,11 @@ int rq_reply(rq_ctx_t *ctx, const rq_msg_t *req, unsigned handler, const uint64_
     return rq_request(ctx, req->src, handler, args, nargs, data, len, flags);
 }
 
-int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
-                    unsigned nargs, const void *src, size_t len, uint64_t dst_off,
-                    unsigned flags)
+/* The argument checks shared by the blocking and non-blocking long
+ * requests: the bytes must land inside the target's segment. */
+static int long_check(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                      unsigned nargs, const void *src, size_t len, uint64_t dst_off,
+                      unsigned flags)
 {
     int rc = rqi_send_check(ctx, dst, args, nargs, src, len, flags);
     if (rc != 0)
@@ -465,8 +467,16 @@ int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *ar
         return RQ_EINVAL;
     if (dst_off > ctx->seg_bytes || len > ctx->seg_bytes - dst_off)
         return RQ_ERANGE;
-    if (ctx->failed)
-        return RQ_EPEER;
+    return ctx->failed ? RQ_EPEER : 0;
+}
+
+int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                    unsigned nargs, const void *src, size_t len, uint64_t dst_off,
+                    unsigned flags)
+{
+    int rc = long_check(ctx, dst, handler, args, nargs, src, len, dst_off, flags);
+    if (rc != 0)
+        return rc;
     struct pkt_desc d = {RQI_PK_LONG, RQ_AM_QUEUE, handler, 0, nargs, args, src, len,
                          {dst_off, len, 0}, flags};
     RQI_GUARDED(ctx, send_packet(ctx, dst, &d, (flags & RQ_NONBLOCK) != 0));
@@ -502,15 +512,9 @@ int rq_request_long_nb(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t 
      * parks the announcement), so it could only mislead. */
     if (flags & RQ_NONBLOCK)
         return RQ_EINVAL;
-    int rc = rqi_send_check(ctx, dst, args, nargs, src, len, flags);
+    int rc = long_check(ctx, dst, handler, args, nargs, src, len, dst_off, flags);
     if (rc != 0)
         return rc;
-    if (handler >= RQ_MAX_HANDLERS)
-        return RQ_EINVAL;
-    if (dst_off > ctx->seg_bytes || len > ctx->seg_bytes - dst_off)
-        return RQ_ERANGE;
-    if (ctx->failed)
-        return RQ_EPEER;
     RQI_GUARDED(ctx, long_nb_body(ctx, dst, handler, args, nargs, src, len, dst_off, done, flags));
 }
 
