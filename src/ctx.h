@@ -9,6 +9,7 @@
 
 #include "rq.h"
 #include "core/config.h"
+#include "core/copy.h"
 #include "deliver/vbuf.h"
 #include "gas/async.h"
 #include "gas/gas.h"
@@ -56,24 +57,6 @@ struct rqi_place {
     struct rqi_ucx_rx *ucx;   /* ... still at the sender (UCX rendezvous) */
 };
 
-/* The two ways of copying a staged payload (RQ_BULK_STREAM=auto), and
- * what each cost the sender per byte to one destination (EWMA of cycles per
- * byte; 0: not measured yet).  Where the receiver shares the sender's
- * cache, ordinary stores win (its reads hit that cache); where it does
- * not (another socket), each ordinary store first takes the line from the
- * receiver's cache, a round trip per line, and streaming stores win by up
- * to 10x (rqbench large, far placement: 0.35 vs 0.04 ns/B of copy).  The
- * sender measures its own copy, which is where that round trip is paid;
- * each estimate is the median of the last 8 copies made that way (a copy
- * slowed by preemption or a page fault does not flip the choice). */
-#define RQI_STAGE_SAMPLES 8
-struct rqi_stage_cost {
-    float    c[2][RQI_STAGE_SAMPLES]; /* [0] memcpy, [1] rqi_copy_stream: cycles/B */
-    uint32_t k[2];                    /* samples taken of each */
-    uint32_t n;                       /* copies so far: every 128th tries the other way */
-    int      stream;                  /* the way in use: 1 = rqi_copy_stream */
-};
-#define RQI_STAGE_STREAM_ALWAYS (8u << 20) /* auto streams from here up */
 
 /* A placement's completion callback, run by a later poll. */
 struct rqi_place_done {
@@ -117,7 +100,8 @@ struct rq_ctx {
     uint64_t           seg_bytes;
     uint64_t           bulk_bytes;   /* each rank's staging area (net/shm_bulk.h) */
     int                bulk_stream;  /* RQ_BULK_STREAM: RQI_STREAM_* */
-    struct rqi_stage_cost *stage;    /* per destination: which staging copy is cheaper */
+    struct rqi_copy_cost *stage;     /* per destination: staged payloads' copy (core/copy.h) */
+    struct rqi_copy_cost *seg_copy;  /* per destination: copies into its segment */
     uint64_t           large_max;    /* largest payload accepted: physical memory */
     struct rqi_config  cfg;
 

@@ -113,6 +113,7 @@ static void ctx_free(rq_ctx_t *ctx)
     free(ctx->seg);
     free(ctx->bulk);
     free(ctx->stage);
+    free(ctx->seg_copy);
     free(ctx->remote);
     rqi_shm_detach(&ctx->shm);
 #ifdef RQ_HAVE_PMIX
@@ -182,11 +183,12 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     ctx->seg = calloc((size_t)ctx->size, sizeof *ctx->seg);
     ctx->bulk = calloc((size_t)ctx->size, sizeof *ctx->bulk);
     ctx->stage = calloc((size_t)ctx->size, sizeof *ctx->stage);
+    ctx->seg_copy = calloc((size_t)ctx->size, sizeof *ctx->seg_copy);
     ctx->outbox = calloc((size_t)ctx->size, sizeof *ctx->outbox);
     if (ctx->remote == NULL) /* every rank on this node: all flags 0 */
         ctx->remote = calloc((size_t)ctx->size, 1);
     if (ctx->tx == NULL || ctx->seg == NULL || ctx->bulk == NULL || ctx->stage == NULL ||
-        ctx->outbox == NULL || ctx->remote == NULL) {
+        ctx->seg_copy == NULL || ctx->outbox == NULL || ctx->remote == NULL) {
         ctx_free(ctx);
         return RQ_ENOMEM;
     }

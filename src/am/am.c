@@ -48,18 +48,34 @@ static inline size_t desc_inline_len(const struct pkt_desc *d)
     return d->kind == RQI_PK_LONG || d->kind == RQI_PK_RNDV ? 0 : d->len;
 }
 
+/* Copy a long request's bytes into dst's segment: from RQI_SEG_COPY_MIN
+ * up the stores are chosen as for staged payloads (core/copy.h: a far
+ * target's lines cost a round trip each to ordinary stores); below it a
+ * plain memcpy, whose lines mostly sit in our cache anyway. */
+#define RQI_SEG_COPY_MIN (4u << 10)
+static void seg_copy(rq_ctx_t *ctx, int dst, char *to, const void *data, size_t len)
+{
+    if (len < RQI_SEG_COPY_MIN)
+        memcpy(to, data, len);
+    else
+        rqi_copy_chosen(&ctx->seg_copy[dst], ctx->bulk_stream, to, data, len);
+}
+
 /* Fill the reserved packet p and publish it. */
 static RQI_ALWAYS_INLINE void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pkt *p,
                                            uint64_t pos, unsigned n, const struct pkt_desc *d)
 {
     size_t inl = desc_inline_len(d);
+    size_t at = sizeof(struct rqi_pkt) + rqi_pkt_ext_bytes(d->kind) + 8u * d->nargs;
+    /* The packet's first line last: see rqi_pkt_copy_tail. */
+    size_t first = inl != 0 ? rqi_pkt_copy_tail(p, at, d->data, inl) : 0;
     rqi_pkt_write_header(p, ctx->job32, (uint32_t)ctx->rank, d->tag, d->qid, d->nargs, d->kind,
                          (uint32_t)inl, n, d->pflags | pf_intr(d->sflags));
     if (RQI_UNLIKELY(d->kind == RQI_PK_LONG)) {
         /* Reserved first, so RQ_EAGAIN leaves the target segment untouched;
          * the copy is ordered before the packet by the publishing release. */
         if (d->len != 0)
-            memcpy(ctx->seg[dst] + d->ext[0], d->data, d->len);
+            seg_copy(ctx, dst, ctx->seg[dst] + d->ext[0], d->data, d->len);
         struct rqi_pkt_long *e = rqi_pkt_ext(p);
         e->off = d->ext[0];
         e->len = d->ext[1];
@@ -75,8 +91,8 @@ static RQI_ALWAYS_INLINE void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pk
     uint64_t *a = rqi_pkt_args(p);
     for (unsigned i = 0; i < d->nargs; i++)
         a[i] = d->args[i];
-    if (inl != 0)
-        memcpy(a + d->nargs, d->data, inl);
+    if (first != 0)
+        memcpy((char *)p + at, d->data, first);
     rqi_ring_tx_publish(p, pos);
     ctx->stats.sent++;
 }
@@ -249,74 +265,6 @@ static RQI_NOINLINE int send_fragmented(rq_ctx_t *ctx, int dst, unsigned qid, un
     return 0;
 }
 
-/* The median of the last samples of way m (at least one). */
-static float stage_median(const struct rqi_stage_cost *s, int m)
-{
-    unsigned k = s->k[m] < RQI_STAGE_SAMPLES ? s->k[m] : RQI_STAGE_SAMPLES;
-    float v[RQI_STAGE_SAMPLES];
-    for (unsigned i = 0; i < k; i++) { /* insertion sort: at most 8 */
-        float x = s->c[m][i];
-        unsigned j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-    return v[k / 2];
-}
-
-/* Copy a staged payload to dst's block: under RQ_BULK_STREAM=auto,
- * whichever of the two ways has cost this sender less per byte to dst
- * lately (ctx.h, struct rqi_stage_cost). */
-static void stage_copy(rq_ctx_t *ctx, int dst, char *to, const void *data, size_t len)
-{
-    if (ctx->bulk_stream != RQI_STREAM_AUTO) {
-        if (ctx->bulk_stream == RQI_STREAM_ALWAYS)
-            rqi_copy_stream(to, data, len);
-        else
-            memcpy(to, data, len);
-        return;
-    }
-    /* From 8 MiB up two payloads in flight no longer fit a shared cache:
-     * streaming wins in every placement measured. */
-    if (len >= RQI_STAGE_STREAM_ALWAYS) {
-        rqi_copy_stream(to, data, len);
-        return;
-    }
-    struct rqi_stage_cost *s = &ctx->stage[dst];
-    /* Measure the other way now and then: every other copy at first,
-     * every 16th while the first pass through the staging window still
-     * faults pages in (samples from then are 10-20x too high for both
-     * ways and must age out of the medians), then every 128th (the
-     * placement may move); the way in use every 8th copy (timing and
-     * medians cost ~10% of a 16 KiB copy: not on every one). */
-    const uint32_t n = ++s->n;
-    int m = s->stream;
-    const uint32_t every = n <= 32 ? 1u : n <= 2048 ? 15u : 127u;
-    const int explore = s->k[!m] == 0 || (n & every) == 0;
-    if (explore)
-        m = !m;
-    if (!explore && (n & 7u) != 0) {
-        if (m)
-            rqi_copy_stream(to, data, len);
-        else
-            memcpy(to, data, len);
-        return;
-    }
-    uint64_t t0 = rqi_cycles();
-    if (m)
-        rqi_copy_stream(to, data, len);
-    else
-        memcpy(to, data, len);
-    s->c[m][s->k[m]++ % RQI_STAGE_SAMPLES] = (float)(rqi_cycles() - t0) / (float)len;
-    /* Streaming only when it is clearly cheaper: its reads from memory are
-     * paid by the receiver, where this measure does not see them (near
-     * placement: the two copies cost the sender about the same, and
-     * memcpy's lines reach the receiver from the shared cache, though a
-     * page fault or a cold cache can triple a few of its samples; far:
-     * 7-10x). */
-    s->stream = s->k[0] >= 4 && s->k[1] >= 4 && stage_median(s, 0) > 4.0f * stage_median(s, 1);
-}
-
 /* A medium payload above rq_medium_max() to a rank of this node: one copy
  * into our staging area (net/shm_bulk.h), then a small RNDV packet in the
  * lane; the receiver reads the payload in place and releases the block.
@@ -350,7 +298,7 @@ static RQI_NOINLINE int send_staged(rq_ctx_t *ctx, int dst, unsigned qid, unsign
             return rc;
     }
     /* Past the shared cache's reach the copy streams to memory (copy.h). */
-    stage_copy(ctx, dst, b->base + off + RQI_BULK_HDR, data, len);
+    rqi_copy_chosen(&ctx->stage[dst], ctx->bulk_stream, b->base + off + RQI_BULK_HDR, data, len);
     struct pkt_desc d = {RQI_PK_RNDV, qid, tag, pflags, nargs, args, NULL, 0,
                          {off, len, cookie}, flags};
     int rc = send_packet(ctx, dst, &d, nonblock);
@@ -422,12 +370,15 @@ static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
                              (uint64_t)handler | (uint64_t)nargs << 48 |
                                  (uint64_t)RQI_PK_INLINE << 56,
                              (uint64_t)len | (uint64_t)n << 32 | (uint64_t)pf_intr(flags) << 48};
-            memcpy((char *)p + 8, w, sizeof w);
             uint64_t *a = (uint64_t *)(p + 1);
+            size_t first = len != 0 ? rqi_pkt_copy_tail(p, (char *)(a + nargs) - (char *)p,
+                                                        data, len)
+                                    : 0;
+            memcpy((char *)p + 8, w, sizeof w);
             for (unsigned i = 0; i < nargs; i++)
                 a[i] = args[i];
-            if (len != 0)
-                memcpy(a + nargs, data, len);
+            if (first != 0)
+                memcpy(a + nargs, data, first);
             rqi_ring_tx_publish(p, pos);
             ctx->stats.sent++;
             note_sent(ctx, dst, RQ_AM_QUEUE, handler, 0, flags);

@@ -54,7 +54,7 @@ enum { RQI_GAS_DIRECT = 0, RQI_GAS_NP = 1, RQI_GAS_PROC = 2 };
 /* RQ_YIELD_IDLE values: whether non-blocking receive calls give the CPU
  * away after RQ_SPIN_COUNT empty calls in a row. */
 enum { RQI_YIELD_AUTO = 0, RQI_YIELD_NEVER = 1, RQI_YIELD_ALWAYS = 2 };
-/* RQ_BULK_STREAM values: how a staged payload is copied. */
+/* RQ_BULK_STREAM values: how a large payload is copied (core/copy.h). */
 enum { RQI_STREAM_AUTO = 0, RQI_STREAM_NEVER = 1, RQI_STREAM_ALWAYS = 2 };
 /* RQ_ASYNC_PULL values: who copies a large rq_request_long_nb. */
 enum { RQI_PULL_ON = 0, RQI_PULL_OFF = 1, RQI_PULL_REFUSE = 2 };

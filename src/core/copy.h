@@ -1,10 +1,14 @@
-/* copy.h - a copy whose destination bypasses the caches (non-temporal
- * stores), for staged payloads: too large for the shared cache (a cached
+/* copy.h - the sender's copy of a large payload into memory another rank
+ * reads next (a staged medium, a long request's bytes in the target's
+ * segment): ordinary stores or stores that bypass the caches
+ * (non-temporal), chosen per destination by what each has cost lately.
+ * Streaming wins for payloads too large for the shared cache (a cached
  * copy evicts the receiver's working set and the lines it is about to
  * read: 16-64 MiB in near placement, 1.35-1.6x the long path with memcpy,
- * 0.8-1.3x with this), or read by a receiver that shares no cache with the
+ * 0.8-1.3x with this) and for a receiver that shares no cache with the
  * sender (far placement: memcpy pays a coherence round trip per line,
- * 0.35 ns/B, this 0.04).  Leaf module. */
+ * 0.35 ns/B, this 0.04); ordinary stores win where the receiver's reads
+ * hit the shared cache.  Leaf module. */
 #ifndef RQI_COPY_H
 #define RQI_COPY_H
 
@@ -32,14 +36,22 @@ static inline uint64_t rqi_cycles(void)
 #endif
 }
 
-/* Copy len bytes; dst must be 16-byte aligned.  The stores are ordered
- * (sfence) before the function returns, so a later release publishes
- * them as it does ordinary stores. */
+/* Copy len bytes with stores that bypass the caches (any alignment; the
+ * bytes before dst's first 16-byte boundary are stored normally).  The
+ * stores are ordered (sfence) before the function returns, so a later
+ * release publishes them as it does ordinary stores. */
 static inline void rqi_copy_stream(void *dst, const void *src, size_t len)
 {
 #if defined(__x86_64__)
     char *d = dst;
     const char *s = src;
+    size_t head = (size_t)(-(uintptr_t)d & 15u);
+    if (head > len)
+        head = len;
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    len -= head;
     size_t i = 0;
     for (; i + 64 <= len; i += 64) {
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
@@ -57,5 +69,28 @@ static inline void rqi_copy_stream(void *dst, const void *src, size_t len)
     memcpy(dst, src, len);
 #endif
 }
+
+/* The two ways' recent cost to one destination: cycles per byte of the
+ * sender's own copy, which is where a far receiver's round trip per line
+ * is paid.  Each estimate is the median of the last RQI_COPY_SAMPLES
+ * copies made that way, so a copy slowed by preemption or a page fault
+ * does not flip the choice.  Zeroed: nothing measured yet. */
+#define RQI_COPY_SAMPLES 8
+struct rqi_copy_cost {
+    float    c[2][RQI_COPY_SAMPLES]; /* [0] memcpy, [1] rqi_copy_stream */
+    uint32_t k[2];                   /* samples taken of each */
+    uint32_t n;                      /* copies so far */
+    int      stream;                 /* the way in use: 1 = rqi_copy_stream */
+};
+
+#define RQI_COPY_STREAM_ALWAYS (8u << 20) /* auto streams from here up */
+
+/* Copy len bytes to memory another rank reads next: mode is
+ * RQ_BULK_STREAM's value (RQI_STREAM_*, core/config.h); under auto
+ * the way that has cost this sender less per byte to that destination
+ * lately (cost: that destination's record, one thread at a time), else
+ * the way mode names.  Orders its stores as rqi_copy_stream does. */
+void rqi_copy_chosen(struct rqi_copy_cost *cost, int mode, void *dst, const void *src,
+                     size_t len);
 
 #endif
