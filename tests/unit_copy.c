@@ -53,6 +53,15 @@ int main(void)
             CHECK(cost.k[0] >= 4 && cost.k[1] >= 4); /* both ways measured */
     }
 
+    /* Below RQI_COPY_CHOOSE_MIN auto is a plain copy: nothing measured. */
+    struct rqi_copy_cost small = {0};
+    for (size_t len = 0; len < RQI_COPY_CHOOSE_MIN; len += 97) {
+        memset(dst, 0xee, sizeof dst);
+        rqi_copy_chosen(&small, RQI_STREAM_AUTO, dst + 3, src, len);
+        expect(3, len);
+    }
+    CHECK(small.n == 0);
+
     /* A packet filled tail first, then its first line, as the senders do. */
     static const size_t ats[] = {32, 40, 56, 63, 64, 72, 96, 160};
     static const size_t plens[] = {0, 1, 7, 8, 23, 24, 25, 31, 32, 33, 64, 65, 700, 768,

@@ -48,19 +48,6 @@ static inline size_t desc_inline_len(const struct pkt_desc *d)
     return d->kind == RQI_PK_LONG || d->kind == RQI_PK_RNDV ? 0 : d->len;
 }
 
-/* Copy a long request's bytes into dst's segment: from RQI_SEG_COPY_MIN
- * up the stores are chosen as for staged payloads (core/copy.h: a far
- * target's lines cost a round trip each to ordinary stores); below it a
- * plain memcpy, whose lines mostly sit in our cache anyway. */
-#define RQI_SEG_COPY_MIN (4u << 10)
-static void seg_copy(rq_ctx_t *ctx, int dst, char *to, const void *data, size_t len)
-{
-    if (len < RQI_SEG_COPY_MIN)
-        memcpy(to, data, len);
-    else
-        rqi_copy_chosen(&ctx->seg_copy[dst], ctx->bulk_stream, to, data, len);
-}
-
 /* Fill the reserved packet p and publish it. */
 static RQI_ALWAYS_INLINE void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pkt *p,
                                            uint64_t pos, unsigned n, const struct pkt_desc *d)
@@ -75,7 +62,8 @@ static RQI_ALWAYS_INLINE void write_packet(rq_ctx_t *ctx, int dst, struct rqi_pk
         /* Reserved first, so RQ_EAGAIN leaves the target segment untouched;
          * the copy is ordered before the packet by the publishing release. */
         if (d->len != 0)
-            seg_copy(ctx, dst, ctx->seg[dst] + d->ext[0], d->data, d->len);
+            rqi_copy_chosen(&ctx->seg_copy[dst], ctx->bulk_stream, ctx->seg[dst] + d->ext[0],
+                            d->data, d->len);
         struct rqi_pkt_long *e = rqi_pkt_ext(p);
         e->off = d->ext[0];
         e->len = d->ext[1];

@@ -35,6 +35,10 @@ void rqi_copy_chosen(struct rqi_copy_cost *s, int mode, void *dst, const void *s
     }
     /* From 8 MiB up two payloads in flight no longer fit a shared cache:
      * streaming wins in every placement measured. */
+    if (len < RQI_COPY_CHOOSE_MIN) {
+        memcpy(dst, src, len);
+        return;
+    }
     if (len >= RQI_COPY_STREAM_ALWAYS) {
         rqi_copy_stream(dst, src, len);
         return;

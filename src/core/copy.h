@@ -84,12 +84,14 @@ struct rqi_copy_cost {
 };
 
 #define RQI_COPY_STREAM_ALWAYS (8u << 20) /* auto streams from here up */
+#define RQI_COPY_CHOOSE_MIN    (4u << 10) /* below, auto is plain memcpy */
 
 /* Copy len bytes to memory another rank reads next: mode is
  * RQ_BULK_STREAM's value (RQI_STREAM_*, core/config.h); under auto
  * the way that has cost this sender less per byte to that destination
- * lately (cost: that destination's record, one thread at a time), else
- * the way mode names.  Orders its stores as rqi_copy_stream does. */
+ * lately (cost: that destination's record, one thread at a time; below
+ * RQI_COPY_CHOOSE_MIN plain memcpy, whose lines mostly sit in our cache
+ * anyway), else the way mode names.  Orders its stores as rqi_copy_stream does. */
 void rqi_copy_chosen(struct rqi_copy_cost *cost, int mode, void *dst, const void *src,
                      size_t len);
 

@@ -92,8 +92,8 @@ static void direct_copy(rq_ctx_t *ctx, const struct xfer *x, int to_remote)
     serve_in_place(ctx);
     char *r = ctx->seg[x->peer] + x->off;
     if (x->count == 1) {
-        if (to_remote)
-            memcpy(r, x->buf, x->elem);
+        if (to_remote) /* stores chosen per target, as a long request's */
+            rqi_copy_chosen(&ctx->seg_copy[x->peer], ctx->bulk_stream, r, x->buf, x->elem);
         else
             memcpy(x->buf, r, x->elem);
         return;
