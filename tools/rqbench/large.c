@@ -5,10 +5,11 @@
  *           it staged in the sender's staging area (one copy, read in
  *           place by the handler);
  *   long    rq_request_long into the target's segment (the sender names
- *           the offset: a burst's messages go to consecutive buffers, as
- *           far as the segment holds them, as the staged path's blocks
- *           do; writing one buffer over and over would overwrite lines
- *           the handler is still reading and time that ping-pong);
+ *           the offset: a burst's messages go to consecutive buffers,
+ *           each from a cache-line boundary, as far as the segment holds
+ *           them, as the staged path's blocks do; writing one buffer over
+ *           and over would overwrite lines the handler is still reading
+ *           and time that ping-pong);
  *   receiver-placed  rq_request to an RQ_HF_PLACE handler that places each
  *           payload above rq_medium_max() in a buffer of its own
  *           (rq_place), then reads it there.
@@ -79,7 +80,13 @@ static void on_data(rq_ctx_t *c, const rq_msg_t *m, void *a)
 }
 static void on_ack(rq_ctx_t *c, const rq_msg_t *m, void *a) { (void)c; (void)m; (void)a; acked++; }
 
-struct large_arg { int path; size_t len; int burst; int bufs; /* long: distinct offsets */ };
+struct large_arg {
+    int    path;
+    size_t len;
+    int    burst;
+    int    bufs;   /* long: distinct buffers ... */
+    size_t stride; /* ... this far apart (len rounded up to a cache line) */
+};
 
 static double burst_once(struct rqb *b, void *argp)
 {
@@ -95,7 +102,7 @@ static double burst_once(struct rqb *b, void *argp)
                            a->len, 0);
             else
                 rq_request_long(b->ctx, 1, H_DATA, &last, 1, src_buf, a->len,
-                                RQB_DATA_OFF + (uint64_t)(i % a->bufs) * a->len, 0);
+                                RQB_DATA_OFF + (uint64_t)(i % a->bufs) * a->stride, 0);
         }
         rq_wait_until(b->ctx, &acked, ++acked_due);
         t = rqb_elapsed_ns(t0) / ((double)a->burst * (double)a->len);
@@ -193,9 +200,10 @@ int rqb_fam_large(struct rqb *b)
                 continue;
             }
             size_t m = (4u << 20) / len;
-            struct large_arg a = {p, len, m < 4 ? 4 : m > 256 ? 256 : (int)m, 1};
-            if (len <= seg_lim)
-                a.bufs = seg_lim / len < (size_t)a.burst ? (int)(seg_lim / len) : a.burst;
+            struct large_arg a = {p, len, m < 4 ? 4 : m > 256 ? 256 : (int)m, 1,
+                                  (len + 63) & ~(size_t)63};
+            if (a.stride <= seg_lim) /* bufs buffers of stride fit */
+                a.bufs = seg_lim / a.stride < (size_t)a.burst ? (int)(seg_lim / a.stride) : a.burst;
             struct rqb_summary s;
             rqb_measure(b, name, p == P_MEMCPY ? memcpy_once : burst_once, &a, &s);
             rqb_row(b, name, (double)len, "ns/B", &s,
