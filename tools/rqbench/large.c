@@ -20,7 +20,8 @@
  * the receiver (in place, its lines would never leave the sender's cache),
  * so every path is charged the same move of the data to the receiver.
  * The physical limit is measured at each size in the same run: one core's
- * memcpy between private buffers (memcpy).
+ * memcpy of the same burst into the long path's buffers (memcpy): the
+ * same working set, so it crosses each cache's capacity where they do.
  * Derived rows: medium / long at each size, and the largest rise of the
  * medium's cost per byte from one size to the next (the "cliff"), also
  * divided by memcpy's rise there (what the memory hierarchy explains). */
@@ -111,8 +112,11 @@ static double burst_once(struct rqb *b, void *argp)
     return t;
 }
 
-/* The physical limit at this size: one core's memcpy between two private
- * buffers of len bytes (as many rounds as copy 16 MiB), ns per byte. */
+/* The physical limit at this size: one core's memcpy of the same burst
+ * into the same buffers as the long path (bufs of them, stride apart,
+ * private to rank 0), as many bursts as copy 16 MiB, ns per byte.  Same
+ * working set as the messages, so the limit crosses each cache's capacity
+ * where they do: a rise there is the memory hierarchy's, not a cliff. */
 static double memcpy_once(struct rqb *b, void *argp)
 {
     const struct large_arg *a = argp;
@@ -120,21 +124,72 @@ static double memcpy_once(struct rqb *b, void *argp)
     static size_t have;
     if (b->me != 0)
         return 0;
-    if (have < a->len) {
+    size_t need = (size_t)(a->bufs - 1) * a->stride + a->len;
+    if (have < need) {
         free(dst);
-        dst = malloc(a->len);
-        have = dst != NULL ? a->len : 0;
+        dst = aligned_alloc(64, (need + 63) & ~(size_t)63);
+        have = dst != NULL ? need : 0;
         if (dst == NULL)
             return NAN;
-        memset(dst, 1, a->len);
+        memset(dst, 1, need);
     }
-    int rounds = a->len >= (16u << 20) ? 1 : (int)((16u << 20) / a->len);
+    size_t burst_bytes = (size_t)a->burst * a->len;
+    int rounds = burst_bytes >= (16u << 20) ? 1 : (int)((16u << 20) / burst_bytes);
     uint64_t t0 = rqb_now_ns();
-    for (int i = 0; i < rounds; i++) {
-        memcpy(dst, src_buf, a->len);
-        __asm__ volatile("" ::"r"(dst) : "memory");
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < a->burst; i++) {
+            char *d = dst + (size_t)(i % a->bufs) * a->stride;
+            memcpy(d, src_buf, a->len);
+            __asm__ volatile("" ::"r"(d) : "memory");
+        }
+    return rqb_elapsed_ns(t0) / ((double)rounds * (double)burst_bytes);
+}
+
+/* The arguments of path p at len: a burst of messages filling 4 MiB (4 to
+ * 256 of them); the long path's (and memcpy's) buffers, as many distinct
+ * ones as the segment holds, up to one per message. */
+static struct large_arg large_arg_at(int p, size_t len, size_t seg_lim)
+{
+    size_t m = (4u << 20) / len;
+    struct large_arg a = {p, len, m < 4 ? 4 : m > 256 ? 256 : (int)m, 1, (len + 63) & ~(size_t)63};
+    if (a.stride <= seg_lim)
+        a.bufs = seg_lim / a.stride < (size_t)a.burst ? (int)(seg_lim / a.stride) : a.burst;
+    return a;
+}
+
+static double run_path(struct rqb *b, struct large_arg *a)
+{
+    return a->path == P_MEMCPY ? memcpy_once(b, a) : burst_once(b, a);
+}
+
+/* num's cost over den's, the two measured alternately reps times (after
+ * one warm-up each): the median of the reps ratios, on rank 0.  A ratio of
+ * neighbours taken this way sees the same state of a shared machine on
+ * both sides; two medians taken seconds apart need not. */
+static double paired_ratio(struct rqb *b, struct large_arg *num, struct large_arg *den, int reps)
+{
+    double r[16];
+    if (reps > 16)
+        reps = 16;
+    run_path(b, num);
+    run_path(b, den);
+    for (int k = 0; k < reps; k++) {
+        /* alternate which goes first: a drift within the pair cancels */
+        double x, y;
+        if (k & 1) {
+            y = run_path(b, den);
+            x = run_path(b, num);
+        } else {
+            x = run_path(b, num);
+            y = run_path(b, den);
+        }
+        r[k] = y > 0 ? x / y : NAN;
     }
-    return rqb_elapsed_ns(t0) / ((double)rounds * (double)a->len);
+    if (b->me != 0)
+        return NAN;
+    struct rqb_summary s;
+    rqb_summarize(r, reps, 0.9, &s);
+    return s.median;
 }
 
 /* The sweep's sizes, ascending: 8 * sqrt(2)^k (multiples of 8) up to lim,
@@ -199,16 +254,12 @@ int rqb_fam_large(struct rqb *b)
                 rqb_row_na(b, name, (double)len, "ns/B", "larger than the segment");
                 continue;
             }
-            size_t m = (4u << 20) / len;
-            struct large_arg a = {p, len, m < 4 ? 4 : m > 256 ? 256 : (int)m, 1,
-                                  (len + 63) & ~(size_t)63};
-            if (a.stride <= seg_lim) /* bufs buffers of stride fit */
-                a.bufs = seg_lim / a.stride < (size_t)a.burst ? (int)(seg_lim / a.stride) : a.burst;
+            struct large_arg a = large_arg_at(p, len, seg_lim);
             struct rqb_summary s;
             rqb_measure(b, name, p == P_MEMCPY ? memcpy_once : burst_once, &a, &s);
             rqb_row(b, name, (double)len, "ns/B", &s,
                     p == P_LONG     ? "rq_request_long burst, ack of the last"
-                    : p == P_MEMCPY ? "limit: one core's memcpy, private buffers"
+                    : p == P_MEMCPY ? "limit: one core's memcpy of the burst, long's buffers"
                     : p == P_PLACED && len > rq_medium_max(b->ctx)
                         ? "RQ_HF_PLACE handler: rq_place into its buffer"
                     : len <= rq_medium_max(b->ctx) ? "rq_request burst, in place in the lane"
@@ -216,35 +267,48 @@ int rqb_fam_large(struct rqb *b)
             cost[p][i] = s.median;
         }
     }
-    /* medium / long at each size, and the largest rise between neighbours
-     * (also net of memcpy's own rise there: the memory hierarchy's part) */
+    /* The targets are ratios: medium / long at each size, and the rise of
+     * the medium's cost from one size to the next (the "cliff"), also net
+     * of the physical limit's rise there (the memory hierarchy's part).
+     * Each is measured paired (paired_ratio), not divided out of the
+     * independent medians above: one disturbed median would otherwise
+     * make a step that is not there. */
+    int reps = b->o.smoke ? 2 : b->o.quick ? 5 : 9;
     double worst_ratio = 0, worst_step = 0, worst_net = 0;
     size_t worst_ratio_at = 0, worst_step_at = 0, worst_net_at = 0;
     int prev = -1;
     for (int i = 0; i < nsz; i++) {
         if (isnan(cost[P_MEDIUM][i]))
             continue;
+        size_t len = sizes[i];
+        struct large_arg med = large_arg_at(P_MEDIUM, len, seg_lim);
         if (!isnan(cost[P_LONG][i])) {
-            double r = cost[P_MEDIUM][i] / cost[P_LONG][i];
-            rqb_row_derived(b, "medium / long", (double)sizes[i], "x", r,
-                            "cost per byte, same run");
-            if (sizes[i] > rq_medium_max(b->ctx) && r > worst_ratio) {
+            struct large_arg lng = large_arg_at(P_LONG, len, seg_lim);
+            double r = paired_ratio(b, &med, &lng, reps);
+            rqb_row_derived(b, "medium / long", (double)len, "x", r,
+                            "cost per byte, paired (alternated)");
+            if (len > rq_medium_max(b->ctx) && r > worst_ratio) {
                 worst_ratio = r;
-                worst_ratio_at = sizes[i];
+                worst_ratio_at = len;
             }
         }
         if (prev >= 0) {
-            double r = cost[P_MEDIUM][i] / cost[P_MEDIUM][prev];
+            struct large_arg was = large_arg_at(P_MEDIUM, sizes[prev], seg_lim);
+            struct large_arg cpy = large_arg_at(P_MEMCPY, len, seg_lim);
+            struct large_arg cpy_was = large_arg_at(P_MEMCPY, sizes[prev], seg_lim);
+            double r = paired_ratio(b, &med, &was, reps);
+            double phys = paired_ratio(b, &cpy, &cpy_was, reps);
+            rqb_row_derived(b, "medium rise", (double)len, "x", r,
+                            "ns/B over the previous size's, paired");
             if (r > worst_step) {
                 worst_step = r;
-                worst_step_at = sizes[i];
+                worst_step_at = len;
             }
-            /* only a rise of memcpy's own cost explains one of ours */
-            double phys = cost[P_MEMCPY][i] / cost[P_MEMCPY][prev];
+            /* only a rise of the limit's own cost explains one of ours */
             phys = isnan(phys) || phys < 1 ? 1 : phys;
             if (r / phys > worst_net) {
                 worst_net = r / phys;
-                worst_net_at = sizes[i];
+                worst_net_at = len;
             }
         }
         prev = i;
