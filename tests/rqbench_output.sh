@@ -11,7 +11,7 @@ trap 'rm -rf "$dir"' EXIT
 "$rqrun" -n "$ranks" --bind core "$rqbench" --smoke all \
     --csv "$dir/r.csv" --json "$dir/r.json" --plot "$dir/plots" >"$dir/out.txt"
 fail() { echo "rqbench_output: $*"; cat "$dir/out.txt"; exit 1; }
-for fam in limits am loaded xfer poll splitc rq vni pdq compare large; do
+for fam in limits am loaded xfer poll splitc rq vni pdq compare large intr; do
     grep -q "^\[$fam\]" "$dir/out.txt" || fail "no [$fam] table"
     grep -q "^$fam,librq,\|^$fam,limit," "$dir/r.csv" || fail "no $fam rows in the CSV"
 done
@@ -21,6 +21,8 @@ grep -q "successful poll (intersection)" "$dir/out.txt" || fail "no poll interse
 grep -q "one-to-one blocking, double-word: bandwidth" "$dir/out.txt" || fail "no xfer fit"
 grep -q "medium cliff beyond memcpy" "$dir/out.txt" || fail "no large cliff rows"
 grep -q "^large,librq,medium rise," "$dir/r.csv" || fail "no paired rises"
+grep -q "^intr,librq,interrupt overhead," "$dir/r.csv" || fail "no interrupt overhead points"
+grep -q "model deviation, worst" "$dir/out.txt" || fail "no interrupt model fit"
 head -1 "$dir/r.csv" | grep -qx "family,impl,name,param,unit,median,min,max,ci90_lo,ci90_hi,n,cycles,note" \
     || fail "bad CSV header"
 # Every record has 13 fields (quoted fields, which may hold commas, are
@@ -48,7 +50,7 @@ else
     grep -q '"results": \[' "$dir/r.json" || fail "no results array"
 fi
 if command -v gnuplot >/dev/null; then
-    for p in xfer-bandwidth xfer-alignment poll-intersection traverse compare-bandwidth; do
+    for p in xfer-bandwidth xfer-alignment poll-intersection traverse compare-bandwidth intr-overhead; do
         grep -q "<svg" "$dir/plots/$p.svg" || fail "no plot $p.svg"
     done
 else

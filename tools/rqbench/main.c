@@ -24,7 +24,7 @@ static const struct family {
     {"am", rqb_fam_am},       {"loaded", rqb_fam_loaded}, {"xfer", rqb_fam_xfer},
     {"poll", rqb_fam_poll},   {"splitc", rqb_fam_splitc}, {"rq", rqb_fam_rq},
     {"vni", rqb_fam_vni},     {"pdq", rqb_fam_pdq},       {"compare", rqb_fam_compare},
-    {"large", rqb_fam_large},
+    {"large", rqb_fam_large}, {"intr", rqb_fam_intr},
 };
 enum { NFAM = sizeof families / sizeof families[0] };
 
@@ -61,6 +61,8 @@ static void usage(FILE *f)
 "  large    ns per byte of a medium (rq_request: in place, then staged)\n"
 "           and a long (rq_request_long) 8 B .. 64 MiB, sizes sqrt(2) apart\n"
 "           and rq_medium_max() -1/0/+1; medium/long and the largest rise.\n"
+"  intr     interrupt receive overhead against the message interval\n"
+"           (Liu & Culler Figure 7) and the paper's model, T_i fitted.\n"
 "Every run first measures the physical limits between ranks 0 and 1: the\n"
 "cache-line one-way latency L, one line per direction, a raw ring, memcpy.\n"
 "Method: one warm-up, then repetitions until the 90%% confidence interval of\n"

@@ -1,6 +1,7 @@
 /* plots.c - the figures rqbench draws from a report: one per curve the
  * seeds plotted (array bandwidth, poll intersection, traverse steps), the
- * peer bandwidth comparison and the large-payload cost per byte. */
+ * peer bandwidth comparison, the large-payload cost per byte and the
+ * interrupt overhead against the message interval. */
 #include <stdio.h>
 
 #include "bench.h"
@@ -24,6 +25,9 @@ static const struct rqb_plot plots[] = {
      "compare", {"bandwidth", NULL}},
     {"large-cost", "Cost per byte by path: medium (in place, then staged) and long", "bytes",
      "ns per byte", 1, 1, 0, "large", {"medium", "long", "receiver-placed", "memcpy", NULL}},
+    {"intr-overhead", "Interrupt receive overhead against message interval (L&C Figure 7)",
+     "interval x (ns)", "ns per message", 1, 1, 0, "intr",
+     {"interrupt overhead", "model, closed form", "model, k counted", NULL}},
 };
 
 void rqb_plots(const struct rqb_report *r, const char *dir)
