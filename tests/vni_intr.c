@@ -7,7 +7,11 @@
  *   (2) SELECTIVE: plain packets alone do not interrupt: they wait for a
  *       poll;
  *   (3) ALL: every packet interrupts;
- *   (4) OFF: nothing runs asynchronously any more.
+ *   (4) OFF: nothing runs asynchronously any more;
+ *   (5) SELECTIVE -> ALL takes up the plain packets already waiting
+ *       (nothing rings for them but the call), and calls that leave ALL
+ *       as it is (which wake nobody) lose none of the packets arriving
+ *       meanwhile.
  * Needs 2 ranks, on one node or two.  The phase flags between the ranks
  * are words of the writer's own segment; the other rank reads them with
  * rq_amo (across nodes, rank 1's progress thread serves rank 0's reads
@@ -188,6 +192,41 @@ int main(int argc, char **argv)
         usleep(20000);
         CHECK_EQ(atomic_load(&plain_got), N / 2 + 100 + N);
         CHECK_EQ(rq_wait_until(ctx, (volatile uint64_t *)&plain_got, N / 2 + 110 + N), 0);
+        CHECK_EQ(rq_interrupts(ctx, RQ_INTR_SELECTIVE), 0);
+    }
+    CHECK_EQ(rq_barrier(ctx), 0);
+
+    /* (5) widening the mode takes up what waits; repeating it (no wake-up
+     * any more: nothing new can interrupt) loses nothing */
+    uint64_t base = N / 2 + 110 + N;
+    if (me == 0) {
+        for (uint64_t i = 0; i < 50; i++, sent_plain++)
+            CHECK_EQ(rq_request(ctx, 1, H_PLAIN, &sent_plain, 1, NULL, 0, 0), 0);
+        flag_set(3);
+        while (flag_get() != 4)
+            spin_us(10);
+        for (uint64_t i = 0; i < 200; i++, sent_plain++) {
+            CHECK_EQ(rq_request(ctx, 1, H_PLAIN, &sent_plain, 1, NULL, 0, 0), 0);
+            if (i % 16 == 0)
+                usleep(200);
+        }
+    } else {
+        while (flag_get() != 3)
+            spin_us(10);
+        usleep(20000);
+        CHECK_EQ(atomic_load(&plain_got), base); /* SELECTIVE: plain ones wait */
+        uint64_t before = atomic_load(&async_runs);
+        CHECK_EQ(rq_interrupts(ctx, RQ_INTR_ALL), 0); /* no packet rings: the call must */
+        compute_until(ctx, &plain_got, base + 50);
+        flag_set(4);
+        for (int i = 0; atomic_load(&plain_got) < base + 250; i++) {
+            CHECK(i < 600000);
+            CHECK_EQ(rq_interrupts(ctx, RQ_INTR_ALL), 0); /* unchanged: a no-op */
+            spin_us(50);
+        }
+        CHECK_EQ(atomic_load(&async_runs) - before, 250);
+        CHECK_EQ(atomic_load(&violations), 0);
+        CHECK_EQ(rq_interrupts(ctx, RQ_INTR_OFF), 0);
         rq_stats_t st;
         CHECK_EQ(rq_stats(ctx, &st), 0);
         CHECK(st.interrupts > 0);

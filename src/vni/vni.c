@@ -450,6 +450,7 @@ int rq_interrupts(rq_ctx_t *ctx, int mode)
     if (!v->on)
         return RQ_ENOTSUP;
     int locked = rqi_ctx_enter(ctx);
+    int was = v->intr_mode;
     if ((v->intr_mode == RQ_INTR_OFF) != (mode == RQ_INTR_OFF)) {
         if (mode == RQ_INTR_OFF)
             atomic_fetch_sub(&ctx->shm.hdr->intr_ranks, 1u);
@@ -459,9 +460,14 @@ int rq_interrupts(rq_ctx_t *ctx, int mode)
     v->intr_mode = mode;
     atomic_store(&v->area->intr_mode, (uint32_t)mode);
     rqi_ctx_leave(ctx, locked);
-    /* Packets that arrived before the switch are taken up at once; the
-     * network is armed for those still to come from other nodes. */
-    if (mode != RQ_INTR_OFF)
+    /* Packets that arrived before the switch and interrupt now are taken
+     * up at once, and the network is armed for those still to come from
+     * other nodes.  Only a mode that interrupts more than the old one
+     * (OFF < SELECTIVE < ALL) can have such packets waiting: under the
+     * same or a narrower mode every one that interrupts rang on arrival,
+     * so a call that changes nothing costs no wake-up (Liu & Culler
+     * Table 10's "pipeline" case). */
+    if (mode > was)
         bell_ring(v->area, RQI_BELL_INTR | (v->net_on ? RQI_BELL_NET : 0u));
     return 0;
 }

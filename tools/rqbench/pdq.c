@@ -1,6 +1,8 @@
 /* pdq.c - rqbench pdq: the parallel dispatch queue beside locks in the
- * handler (Falsafi & Wood, PDQ paper, Figure 2: fetch-and-add on a table
- * of counters keyed by address).
+ * handler, on the fetch-and-add protocol of the PDQ paper's code example
+ * (Falsafi & Wood, Figure 2 (left): a table of counters keyed by address).
+ * Figure 2 measures nothing; the paper's measurements (Figures 7-11) are
+ * DSM applications under the Stache protocol, not this micro-benchmark.
  *
  * Rank 0 queues N messages to itself, each naming one of NKEYS counters
  * (uniform, Zipf(0.99) or a single hot key), behind a RQ_KEY_SEQUENTIAL

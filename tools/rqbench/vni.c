@@ -14,16 +14,44 @@
  *                        polling) under RQ_INTR_ALL: its progress thread
  *                        is woken and runs the handler.  The difference is
  *                        the interrupt's cost.
- *   atomicity section    rq_atomic_begin + rq_atomic_end, uncontended. */
+ *   atomicity section    rq_atomic_begin + rq_atomic_end, uncontended
+ *                        (L&C Table 10's "toggle": the state changes);
+ *                        nested inside an open section ("pipeline": it
+ *                        does not).
+ *   rq_interrupts        Liu & Culler Table 10 on rank 0: "pipeline",
+ *                        a loop of calls that leave the mode as it is
+ *                        (enable when on, disable when off); "toggle",
+ *                        each call timed alone while alternating (enable
+ *                        when off: it also wakes the progress thread to
+ *                        take up packets already here; disable when on);
+ *                        and the enable/disable pair. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <sched.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 #include <stdio.h>
 
 #include "bench.h"
 
 enum { H_NULL = 60, H_PING = 61, H_PONG = 62, QID = 2 };
 enum { K = 1024, RT = 200, AT = 100000 };
-enum { M_SEND, M_POLLED, M_BUFFERED, M_RT_POLL, M_RT_INTR, M_ATOMIC, M_COUNT };
+enum {
+    M_SEND,
+    M_POLLED,
+    M_BUFFERED,
+    M_RT_POLL,
+    M_RT_INTR,
+    M_ATOMIC,
+    M_ATOMIC_NESTED,
+    M_INTR_ON_PIPE,
+    M_INTR_OFF_PIPE,
+    M_INTR_ON_TOGGLE,
+    M_INTR_OFF_TOGGLE,
+    M_INTR_PAIR,
+    M_COUNT
+};
 
 static volatile uint64_t nulls, pongs;
 static uint64_t nulls_due;
@@ -108,16 +136,84 @@ static double round_trip(struct rqb *b, int intr)
     return rqb_from(b, 0, r);
 }
 
-static double atomic_pair(struct rqb *b)
+static double atomic_pair(struct rqb *b, int nested)
 {
     double r = 0;
     if (b->me == 0) {
+        if (nested)
+            rq_atomic_begin(b->ctx);
         uint64_t t0 = rqb_now_ns();
         for (int i = 0; i < AT; i++) {
             rq_atomic_begin(b->ctx);
             rq_atomic_end(b->ctx);
         }
         r = rqb_elapsed_ns(t0) / AT;
+        if (nested)
+            rq_atomic_end(b->ctx);
+    }
+    return rqb_from(b, 0, r);
+}
+
+/* rq_interrupts on rank 0 (Liu & Culler Table 10).  Pipeline: IT calls
+ * that keep the mode.  Toggle: TT alternations, the call of interest timed
+ * alone each time, median.  Pair: IT enable + disable back to back (the
+ * progress thread, woken by the first enable, has not slept again before
+ * the next: what a tight loop pays). */
+enum { IT = 2000 };
+
+/* One rq_interrupts call timed alone: with the TSC where there is one (the
+ * clock's 10-20 ns steps would swamp a cheap call), else the clock. */
+static double timed_call_ns(struct rqb *b, int mode)
+{
+#if defined(__x86_64__)
+    if (b->rep.tsc_ghz > 0) {
+        unsigned aux;
+        uint64_t c0 = __rdtscp(&aux);
+        rq_interrupts(b->ctx, mode);
+        uint64_t c1 = __rdtscp(&aux);
+        return (double)(c1 - c0) / b->rep.tsc_ghz;
+    }
+#endif
+    uint64_t t0 = rqb_now_ns();
+    rq_interrupts(b->ctx, mode);
+    return rqb_elapsed_ns(t0);
+}
+static double intr_toggle(struct rqb *b, int mode)
+{
+    double r = 0;
+    if (b->me == 0) {
+        if (mode == M_INTR_ON_PIPE || mode == M_INTR_PAIR || mode == M_INTR_OFF_PIPE) {
+            int keep = mode == M_INTR_ON_PIPE ? RQ_INTR_ALL : RQ_INTR_OFF;
+            rq_interrupts(b->ctx, keep);
+            uint64_t t0 = rqb_now_ns();
+            for (int i = 0; i < IT; i++) {
+                if (mode == M_INTR_PAIR) {
+                    rq_interrupts(b->ctx, RQ_INTR_ALL);
+                    rq_interrupts(b->ctx, RQ_INTR_OFF);
+                } else {
+                    rq_interrupts(b->ctx, keep);
+                }
+            }
+            r = rqb_elapsed_ns(t0) / IT;
+        } else {
+            /* Each timed call finds the progress thread asleep, as an
+             * occasional toggle would: between calls this thread yields
+             * (the progress thread shares its CPU) and waits for it to
+             * take its bell and sleep again. */
+            enum { TT = 400 };
+            static double t[TT];
+            int on = mode == M_INTR_ON_TOGGLE;
+            for (int i = 0; i < TT; i++) {
+                rq_interrupts(b->ctx, on ? RQ_INTR_OFF : RQ_INTR_ALL);
+                sched_yield();
+                rqb_delay_ns(20000);
+                t[i] = timed_call_ns(b, on ? RQ_INTR_ALL : RQ_INTR_OFF);
+            }
+            struct rqb_summary s;
+            rqb_summarize(t, TT, 0.9, &s);
+            r = s.median;
+        }
+        rq_interrupts(b->ctx, RQ_INTR_OFF);
     }
     return rqb_from(b, 0, r);
 }
@@ -128,8 +224,12 @@ static double run(struct rqb *b, void *arg)
     switch (mode) {
     case M_RT_POLL: return round_trip(b, 0);
     case M_RT_INTR: return round_trip(b, 1);
-    case M_ATOMIC:  return atomic_pair(b);
-    default:        return one_side(b, mode);
+    case M_ATOMIC:  return atomic_pair(b, 0);
+    case M_ATOMIC_NESTED: return atomic_pair(b, 1);
+    case M_SEND:
+    case M_POLLED:
+    case M_BUFFERED: return one_side(b, mode);
+    default:        return intr_toggle(b, mode);
     }
 }
 
@@ -146,12 +246,21 @@ int rqb_fam_vni(struct rqb *b)
                     "the physical limit between ranks 0 and 1, this run");
     static const char *const names[] = {
         "send (null message)", "polled receive", "buffered receive (insert + extract)",
-        "round trip, polled", "round trip, interrupt", "atomicity section (begin + end)"};
+        "round trip, polled", "round trip, interrupt", "atomicity section (begin + end)",
+        "atomicity section, nested (begin + end)", "rq_interrupts enable (pipeline)",
+        "rq_interrupts disable (pipeline)", "rq_interrupts enable (toggle)",
+        "rq_interrupts disable (toggle)", "rq_interrupts enable + disable"};
     static const char *const notes[] = {
         "rank 0 per message, receiver idle", "rank 1 per message, in place",
         "rank 1 per message, via the virtual buffer", "responder polls",
         "responder computes; its progress thread runs the handler",
-        "uncontended, progress thread idle"};
+        "toggle, uncontended; L&C's section, disable + enable (toggle): 8.37 us",
+        "pipeline: inside an open section; L&C disable + enable (pipeline): 0.84 us",
+        "mode already on; L&C CMAML_enable (pipeline) 13.4 cycles, 420 ns",
+        "mode already off; L&C CMAML_disable (pipeline) 13.4 cycles, 420 ns",
+        "off -> all; wakes the progress thread; L&C 156.8 cycles, 4.90 us",
+        "all -> off; L&C 120.0 cycles, 3.75 us",
+        "L&C CMAML_enable + CMAML_disable 267.8 cycles, 8.37 us"};
     double v[M_COUNT];
     for (int mode = 0; mode < M_COUNT; mode++) {
         struct rqb_summary s;
