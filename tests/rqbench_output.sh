@@ -38,6 +38,8 @@ if [ "$ranks" -lt 3 ]; then
     grep -q "one-to-two (send overhead).*needs 3 ranks" "$dir/out.txt" || fail "3-rank rows not marked"
 else
     grep "one-to-two (send overhead)" "$dir/out.txt" | grep -qv "n/a" || fail "3-rank rows missing"
+    [ "$(grep -c "^am,librq,round-trip by destination," "$dir/r.csv")" -eq $((ranks - 1)) ] \
+        || fail "round trip not measured to every destination"
 fi
 rows=$(($(wc -l <"$dir/r.csv") - 1))
 if command -v jq >/dev/null; then

@@ -15,7 +15,9 @@
  *                the ring), then rank 1 times polling all K (handler
  *                included).  These give o_s and o_r of LogP.
  *   round-trip   request, the handler replies, the reply's handler counts:
- *                2L + 4o in LogP.
+ *                2L + 4o in LogP.  With 3 or more ranks, also to every
+ *                destination rank (Liu & Culler Figure 2: on one node the
+ *                distance between cores, across nodes a second level).
  *   reply, rpc   Table 1's other rows: one-to-one, one-to-two and
  *                two-to-one with the K messages sent from inside a
  *                handler, as rq_reply (to the requester that started the
@@ -204,18 +206,18 @@ static double quiescent(struct rqb *b, void *arg)
 
 static double round_trip(struct rqb *b, void *arg)
 {
-    (void)arg;
+    const int dst = arg != NULL ? *(const int *)arg : 1;
     double r = 0;
     uint64_t x = 1;
     rq_barrier(b->ctx);
     if (b->me == 0) {
         uint64_t t0 = rqb_now_ns();
         for (int i = 0; i < K; i++) {
-            rq_request(b->ctx, 1, H_ECHO, &x, 1, NULL, 0, 0);
+            rq_request(b->ctx, dst, H_ECHO, &x, 1, NULL, 0, 0);
             rq_wait_until(b->ctx, &counted, ++counted_due);
         }
         r = rqb_elapsed_ns(t0) / K;
-    } else if (b->me == 1) {
+    } else if (b->me == dst) {
         rq_wait_until(b->ctx, &echoed, echoed_due += K);
     }
     return r;
@@ -269,6 +271,17 @@ int rqb_fam_am(struct rqb *b)
     rqb_row(b, "receive from full ring (o_r)", NAN, "ns", &orv, "handler included");
     rqb_measure(b, "round-trip", round_trip, NULL, &rt);
     rqb_row(b, "round-trip (2L + 4o)", NAN, "ns", &rt, "request, reply from the handler");
+    /* Liu & Culler Figure 2: the round trip from rank 0 to each rank (on a
+     * node the distance is the cores'; across nodes a second level) */
+    if (b->np > 2)
+        rqb_row(b, "round-trip by destination", 1, "ns", &rt,
+                "rank 0 to rank param and back (L&C Figure 2)");
+    for (int d = 2; d < b->np; d++) {
+        struct rqb_summary rd;
+        rqb_measure(b, "round-trip by destination", round_trip, &d, &rd);
+        rqb_row(b, "round-trip by destination", d, "ns", &rd,
+                "rank 0 to rank param and back (L&C Figure 2)");
+    }
     if (b->me == 0) {
         char note[112];
         double L = rt.median / 2 - os.median - orv.median;

@@ -26,6 +26,8 @@ static const struct rqb_plot plots[] = {
      "compare", {"bandwidth", NULL}},
     {"large-cost", "Cost per byte by path: medium (in place, then staged) and long", "bytes",
      "ns per byte", 1, 1, 0, "large", {"medium", "long", "receiver-placed", "memcpy", NULL}},
+    {"am-round-trip", "Round trip from rank 0 by destination rank (L&C Figure 2)",
+     "destination rank", "ns", 0, 0, 0, "am", {"round-trip by destination", NULL}},
     {"intr-overhead", "Interrupt receive overhead against message interval (L&C Figure 7)",
      "interval x (ns)", "ns per message", 1, 1, 0, "intr",
      {"interrupt overhead", "model, closed form", "model, k counted", NULL}},
