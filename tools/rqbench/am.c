@@ -180,28 +180,7 @@ static double two_to_one(struct rqb *b, void *arg)
  * no librq code meanwhile, then times draining them (o_r). */
 static double quiescent(struct rqb *b, void *arg)
 {
-    const int recv_side = *(const int *)arg;
-    volatile uint64_t *phase = rqb_flag(b, 0);
-    static uint64_t round;
-    double r = 0;
-    uint64_t x = 1;
-    rq_barrier(b->ctx);
-    round++;
-    if (b->me == 0) {
-        uint64_t t0 = rqb_now_ns();
-        for (int i = 0; i < K; i++)
-            rq_request(b->ctx, 1, H_COUNT, &x, 1, NULL, 0, 0);
-        r = rqb_elapsed_ns(t0) / K;
-        __atomic_store_n(phase, round, __ATOMIC_RELEASE);
-    } else if (b->me == 1) {
-        rqb_spin_until(phase, round);
-        counted_due += K;
-        uint64_t t0 = rqb_now_ns();
-        while (counted < counted_due)
-            rq_poll(b->ctx);
-        r = rqb_elapsed_ns(t0) / K;
-    }
-    return rqb_from(b, recv_side, r);
+    return rqb_fill_then_drain(b, H_COUNT, K, &counted, &counted_due, *(const int *)arg);
 }
 
 static double round_trip(struct rqb *b, void *arg)

@@ -69,6 +69,15 @@ volatile uint64_t *rqb_flag(struct rqb *b, int i);
 /* Wait, without polling librq, until *w >= v; yields when oversubscribed. */
 void rqb_spin_until(const volatile uint64_t *w, uint64_t v);
 
+/* Rank 0 sends k requests (tag, one argument, no payload) to rank 1, which
+ * runs no librq code until all are sent, then drains them with rq_poll
+ * until *counter (moved by tag's handler on rank 1) reaches *due + k.
+ * Returns ns per message on rank side: 0, sending into an idle ring
+ * (o_s); 1, receiving from a full one, handler included (o_r).  Every
+ * rank calls it. */
+double rqb_fill_then_drain(struct rqb *b, unsigned tag, int k, const volatile uint64_t *counter,
+                           uint64_t *due, int side);
+
 /* Physical limits between ranks 0 and 1 (limits.c). */
 double rqb_cacheline_oneway_ns(struct rqb *b, long iters);
 double rqb_twoline_oneway_ns(struct rqb *b, long iters);

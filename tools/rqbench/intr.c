@@ -63,7 +63,6 @@ struct intr_arg {
     uint64_t delay_ns; /* between rank 0's sends */
     int      n;        /* messages */
     uint64_t iters;    /* rank 1's work (grows when it ended too early) */
-    double   ns_per_iter;
     double   h;        /* handler time, ns */
     double   x;        /* out: achieved interval of the last repetition */
     double   k[RQB_MAX_SAMPLES + 1]; /* out: messages per interrupt, each repetition */
@@ -164,24 +163,7 @@ enum { K = 1024 };
 static double polled_once(struct rqb *b, void *arg)
 {
     (void)arg;
-    volatile uint64_t *phase = rqb_flag(b, 6);
-    static uint64_t round;
-    double r = 0;
-    rq_barrier(b->ctx);
-    round++;
-    if (b->me == 0) {
-        for (int i = 0; i < K; i++)
-            rq_request(b->ctx, 1, H_COUNT, NULL, 0, NULL, 0, 0);
-        __atomic_store_n(phase, round, __ATOMIC_RELEASE);
-    } else if (b->me == 1) {
-        rqb_spin_until(phase, round);
-        counted_due += K;
-        uint64_t t0 = rqb_now_ns();
-        while (counted < counted_due)
-            rq_poll(b->ctx);
-        r = rqb_elapsed_ns(t0) / K;
-    }
-    return rqb_from(b, 1, r);
+    return rqb_fill_then_drain(b, H_COUNT, K, &counted, &counted_due, 1);
 }
 
 /* The paper's model.  Receiving k messages in one interrupt costs
@@ -287,8 +269,7 @@ int rqb_fam_intr(struct rqb *b)
         n = n > nmax ? nmax : n < 50 ? 50 : n;
         /* work for the whole send span (at >= 100 ns per send) and 1 ms */
         double want = (double)n * ((double)d + 100.0) + 1e6;
-        a = (struct intr_arg){.delay_ns = d, .n = n, .iters = (uint64_t)(want / per),
-                              .ns_per_iter = per, .h = h};
+        a = (struct intr_arg){.delay_ns = d, .n = n, .iters = (uint64_t)(want / per), .h = h};
         struct rqb_summary s;
         char what[48];
         snprintf(what, sizeof what, "interrupt overhead, delay %llu ns", (unsigned long long)d);

@@ -144,3 +144,29 @@ void rqb_spin_until(const volatile uint64_t *w, uint64_t v)
             __builtin_ia32_pause();
     }
 }
+
+double rqb_fill_then_drain(struct rqb *b, unsigned tag, int k, const volatile uint64_t *counter,
+                           uint64_t *due, int side)
+{
+    volatile uint64_t *phase = rqb_flag(b, 0);
+    static uint64_t round;
+    double r = 0;
+    uint64_t x = 1;
+    rq_barrier(b->ctx);
+    round++;
+    if (b->me == 0) {
+        uint64_t t0 = rqb_now_ns();
+        for (int i = 0; i < k; i++)
+            rq_request(b->ctx, 1, tag, &x, 1, NULL, 0, 0);
+        r = rqb_elapsed_ns(t0) / k;
+        __atomic_store_n(phase, round, __ATOMIC_RELEASE);
+    } else if (b->me == 1) {
+        rqb_spin_until(phase, round);
+        *due += (uint64_t)k;
+        uint64_t t0 = rqb_now_ns();
+        while (*counter < *due)
+            rq_poll(b->ctx);
+        r = rqb_elapsed_ns(t0) / k;
+    }
+    return rqb_from(b, side, r);
+}
