@@ -25,9 +25,11 @@
  *     With rq_interrupts() on, the rank's progress thread also runs them,
  *     only while the application's thread is outside librq and outside
  *     rq_atomic_begin/end sections, never two at once.
- *   - While the job is in overflow control (docs/delivery.md) a send made
- *     outside a handler that finds its target full waits for RESUME and
- *     runs handlers meanwhile (outside an atomicity section).
+ *   - While the job is in overflow control (docs/delivery.md: a rank of
+ *     any node raised STOP) a send made outside a handler that finds a
+ *     target of this node full, or goes to a rank of another node, waits
+ *     for RESUME and runs handlers meanwhile (outside an atomicity
+ *     section); with RQ_NONBLOCK it returns RQ_EAGAIN instead, unsent.
  *   - Inside a handler every send function may be called (requests,
  *     replies, enqueues, long requests, to any rank, self included).  A
  *     send that finds the destination full drains the caller's own inbound
@@ -675,6 +677,7 @@ typedef struct rq_stats {
     uint64_t interrupts;            /* interrupt deliveries by the progress thread */
     uint64_t revocations;           /* atomicity-timer expiries that buffered packets */
     uint64_t idle_yields;           /* receive calls that gave the CPU away (RQ_YIELD_IDLE) */
+    uint64_t overflow_high_exits;   /* STOPs lifted by the memory high-water mark */
 } rq_stats_t;
 
 /* rq_stats - this rank's counters since rq_init.  direct: delivered in
@@ -684,7 +687,10 @@ typedef struct rq_stats {
  * parked: sends that found the destination full while this rank's own
  * ring was pinned (a handler running in place, a held view) and were
  * parked in its outbox instead of waiting; overflow_stops: times this rank
- * raised the job's overflow STOP; interrupts: handler runs by the progress
+ * raised the job's overflow STOP (its buffer past RQ_OVERFLOW_BYTES while
+ * its node was low on memory); overflow_high_exits: times it lifted its
+ * STOP because its node's free memory rose above RQ_OVERFLOW_HIGH_BYTES
+ * before its buffer had drained; interrupts: handler runs by the progress
  * thread; revocations: atomicity-timer expiries that buffered packets
  * (docs/delivery.md); idle_yields: rq_poll, rq_peek, rq_peek_n and
  * rq_dequeue calls that yielded the CPU because RQ_SPIN_COUNT calls in a

@@ -174,6 +174,7 @@ struct rq_ctx {
      * nothing; past RQ_SPIN_COUNT of them each one yields the CPU, so a
      * rank spinning in its own receive loop lets a descheduled peer run. */
     int                yield_idle;
+    int                buffer_always; /* RQ_BUFFER_ALWAYS: no direct delivery */
     unsigned           idle_calls;
     int                host_ranks;   /* this job's ranks on this machine */
 

@@ -245,6 +245,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     if (ctx->cfg.v[RQI_CFG_THREAD_SAFE])
         rqi_store_relaxed(&ctx->mt.on, 1u);
     ctx->yield_idle = yield_idle_wanted(ctx);
+    ctx->buffer_always = (int)ctx->cfg.v[RQI_CFG_BUFFER_ALWAYS];
     atomic_store(&live_ctx, ctx);
     *out = ctx;
     return 0;

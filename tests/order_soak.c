@@ -1,6 +1,7 @@
 /* order_soak - many packets between all pairs, on the AM queue and a named
  * queue, random sizes: per-(source, queue) order, nothing lost, nothing
  * duplicated, checksums equal.  argv[1]: packets each rank sends (total). */
+#include <stdlib.h>
 #include <string.h>
 
 #include <rq.h>
@@ -95,6 +96,12 @@ int main(int argc, char **argv)
     rq_stats_t st;
     rq_stats(ctx, &st);
     CHECK_EQ(st.rejected, 0);
+    /* RQ_BUFFER_ALWAYS=1: nothing is delivered in place. */
+    const char *ba = getenv("RQ_BUFFER_ALWAYS");
+    if (ba != NULL && strcmp(ba, "1") == 0) {
+        CHECK_EQ(st.direct, 0);
+        CHECK(st.buffered > 0);
+    }
     CHECK_EQ(rq_finalize(ctx), 0);
     free(next_am);
     free(next_q);

@@ -189,8 +189,10 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
                          rqi_load_acquire(&rqi_shm_area(&ctx->shm, (uint32_t)dst)->departed)))
             return RQ_EPEER;
         /* Overflow control: the job is stopped (src/vni/overflow.c). */
-        if (RQI_UNLIKELY(rqi_load_relaxed(&ctx->shm.hdr->overflow_ranks) != 0) &&
-            !rqi_in_handler(ctx) && !rqi_vni_on_progress && !ctx->vni.ovf_member) {
+        if (RQI_UNLIKELY(rqi_overflow_stopped(&ctx->vni)) && !rqi_in_handler(ctx) &&
+            !rqi_vni_on_progress && !rqi_load_relaxed(&ctx->vni.ovf_member)) {
+            if (nonblock)
+                return RQ_EAGAIN;
             int rc = rqi_overflow_wait(ctx);
             if (rc != 0)
                 return rc;
@@ -224,6 +226,14 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
 static RQI_ALWAYS_INLINE int send_packet(rq_ctx_t *ctx, int dst, const struct pkt_desc *d,
                                          int nonblock)
 {
+    /* Overflow control's STOP is honoured on the slow path, where a full
+     * lane brings a blocking send to this node and where it then waits.
+     * To another node no full lane ever brings it there, and a
+     * non-blocking send would find room again as soon as its receiver
+     * buffered: those look on every send. */
+    if (RQI_UNLIKELY(ctx->remote[dst] || nonblock) &&
+        RQI_UNLIKELY(rqi_overflow_stopped(&ctx->vni)))
+        return send_slow(ctx, dst, d, nonblock);
     if (RQI_LIKELY(rqi_vfifo_head(&ctx->outbox[dst]) == NULL) && try_write(ctx, dst, d) == 0)
         return 0;
     return send_slow(ctx, dst, d, nonblock);
@@ -648,7 +658,7 @@ int rq_poll(rq_ctx_t *ctx)
  * be run in order by the caller).  Returns handlers run. */
 static RQI_NOINLINE int poll_remote(rq_ctx_t *ctx, int batch)
 {
-    if (rqi_vfifo_head(&ctx->fifo[RQ_AM_QUEUE]) != NULL) {
+    if (rqi_vfifo_head(&ctx->fifo[RQ_AM_QUEUE]) != NULL || RQI_UNLIKELY(ctx->buffer_always)) {
         (void)rqi_ucx_drain(ctx);
         return 0;
     }
@@ -731,10 +741,14 @@ int rqi_poll(rq_ctx_t *ctx)
         struct rqi_pkt *p = rqi_ring_rx_peek(rx);
         if (RQI_UNLIKELY(p != NULL &&
                          (p->qid != RQ_AM_QUEUE || p->kind == RQI_PK_FRAG ||
-                          p->kind == RQI_PK_PAD || rqi_pkt_check(ctx, rx, p) != RQI_PKT_OK))) {
-            /* Slow cases: PAD, rejects, fragments, other queues. */
+                          p->kind == RQI_PK_PAD || RQI_UNLIKELY(ctx->buffer_always) ||
+                          rqi_pkt_check(ctx, rx, p) != RQI_PKT_OK))) {
+            /* Slow cases: PAD, rejects, fragments, other queues, and every
+             * packet under RQ_BUFFER_ALWAYS (it then runs from the buffer
+             * at the top of the loop). */
             p = rqi_rx_next_lane(ctx, rx);
-            if (p != NULL && (p->qid != RQ_AM_QUEUE || p->kind == RQI_PK_FRAG)) {
+            if (p != NULL && (p->qid != RQ_AM_QUEUE || p->kind == RQI_PK_FRAG ||
+                              ctx->buffer_always)) {
                 if (rqi_ingest(ctx, rx, p) != 0)
                     break; /* out of memory: leave it in the lane */
                 continue;

@@ -55,10 +55,13 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         "in the lanes and senders wait", NULL},
     [RQI_CFG_OVERFLOW_BYTES] = {"RQ_OVERFLOW_BYTES", 64 * MiB, 4 * KiB, UINT64_MAX, 0,
         "overflow control: a virtual buffer above this while the node is low on memory "
-        "stops the job's senders until the buffers drain", NULL},
+        "stops the job's senders, on every node, until the buffers drain or memory recovers", NULL},
     [RQI_CFG_OVERFLOW_FREE_BYTES] = {"RQ_OVERFLOW_FREE_BYTES", 0, 0, UINT64_MAX, 0,
         "overflow control: the node is low on memory below this much MemAvailable "
         "(0: a tenth of physical memory)", NULL},
+    [RQI_CFG_OVERFLOW_HIGH_BYTES] = {"RQ_OVERFLOW_HIGH_BYTES", 0, 0, UINT64_MAX, 0,
+        "overflow control: a rank in overflow lifts its STOP once MemAvailable rises above this, "
+        "drained or not (0: twice RQ_OVERFLOW_FREE_BYTES; below it rq_init fails)", NULL},
     [RQI_CFG_THREAD_SAFE] = {"RQ_THREAD_SAFE", 0, 0, 1, 0,
         "1: every call may come from any thread (a context lock); on by itself once a PDQ is open", NULL},
     [RQI_CFG_PDQ_WINDOW] = {"RQ_PDQ_WINDOW", 64, 1, 65536, 0,
@@ -98,6 +101,9 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         "node: on (the target, reading the initiator's memory as it polls; cross-memory attach), "
         "off (the initiator's copy thread), refuse (targets refuse: tests the fallback)",
         pull_modes},
+    [RQI_CFG_BUFFER_ALWAYS] = {"RQ_BUFFER_ALWAYS", 0, 0, 1, 0,
+        "measurement aid (FUGU Figure 7-2): 1 delivers every received packet through the "
+        "virtual buffer, as if the receiver were never there (a copy per packet)", NULL},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

@@ -246,10 +246,11 @@ static inline void rqi_mode_update(rq_ctx_t *ctx)
     if (b != ctx->buffered_mode) {
         ctx->buffered_mode = b;
         ctx->stats.mode_switches++;
-        if (!b && ctx->vni.ovf_member)
+        if (!b)
             rqi_overflow_leave(ctx);
     }
-    if (RQI_UNLIKELY(ctx->vb.bytes_now > ctx->vni.ovf_bytes) && !ctx->vni.ovf_member)
+    if (RQI_UNLIKELY(ctx->vb.bytes_now > ctx->vni.ovf_bytes ||
+                     rqi_load_relaxed(&ctx->vni.ovf_member)))
         rqi_overflow_check(ctx);
 }
 

@@ -39,7 +39,7 @@
 #include "net/shm_ring.h"
 
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
-#define RQI_JOB_VERSION 6u
+#define RQI_JOB_VERSION 7u
 #define RQI_MAX_RANKS   4096u
 #define RQI_MAX_LANES   16u
 #define RQI_GAS_RINGS   2u  /* per rank, after its lanes: request, reply */
@@ -64,10 +64,8 @@ struct rqi_job_hdr {
     _Atomic uint32_t failed; /* nonzero: the job is failing; stop waiting */
     _Atomic uint32_t first_dead; /* rank + 1 of the first rank seen dead (CAS from 0) */
     /* The control channel of the virtual network interface, apart from the
-     * data lanes (src/vni/vni.h): read by every sender's slow path (and
-     * intr_ranks by every send), written rarely. */
-    _Alignas(RQI_CACHELINE) _Atomic uint32_t overflow_ranks; /* ranks in overflow: STOP while > 0 */
-    _Atomic uint32_t intr_ranks;     /* ranks with interrupts on */
+     * data lanes (src/vni/vni.h): read by every send, written rarely. */
+    _Alignas(RQI_CACHELINE) _Atomic uint32_t intr_ranks; /* ranks with interrupts on */
 };
 
 /* A rank's progress-thread doorbell and interrupt mode (src/vni/vni.h). */
@@ -77,6 +75,12 @@ struct rqi_vni_area {
     _Alignas(RQI_CACHELINE) _Atomic uint32_t intr_mode; /* RQ_INTR_*; read by senders */
     _Alignas(RQI_CACHELINE) _Atomic uint64_t pdq_idle;  /* bit q: qid q's PDQ threads all
                                                            sleep; senders ring RQI_BELL_PDQ */
+    /* Overflow control's STOP (src/vni/overflow.c): how many ranks of the
+     * job are in overflow.  Every member adds 1 here for every other rank
+     * (a plain atomic on this node, a UCP atomic from another: the area is
+     * registered), and takes it back when it leaves; this rank's own
+     * sends read it.  64-bit: UCX's atomics are. */
+    _Alignas(RQI_CACHELINE) _Atomic uint64_t stop;
     _Alignas(RQI_CACHELINE) char end_[1];
 };
 

@@ -33,6 +33,7 @@ struct rqi_ucx_peer {
     ucp_rkey_h  rkey;
     uint64_t    seg_addr;    /* its segment, in its address space */
     uint64_t    stored_addr; /* its store counter */
+    uint64_t    stop_addr;   /* its overflow STOP count (net/shm.h) */
     uint64_t    tx_seq;      /* last sequence number sent */
     uint64_t    rx_seq;      /* last sequence number received */
 };
@@ -44,6 +45,7 @@ struct rqi_ucx {
     struct rqi_ucx_peer *peer;   /* size entries; ep NULL for local ranks */
     uint64_t             key;    /* the job key */
     uint64_t             eager_max, inflight_max, inflight;
+    unsigned             sends_unprogressed; /* eager sends since the worker last progressed */
     int                  closing;
     /* arrivals in order; active messages ready for delivery */
     struct rqi_ucx_rx   *in_head, **in_tail;
@@ -576,6 +578,13 @@ int rqi_ucx_send(rq_ctx_t *ctx, int dst, const struct rqi_ucx_out *o)
 sent:
     pr->tx_seq++;
     ctx->stats.sent++;
+    /* A sender whose sends all complete at once would never progress the
+     * worker, and over transports whose atomics the target's progress
+     * applies (TCP) another node's overflow STOP would never reach it. */
+    if (RQI_UNLIKELY(++u->sends_unprogressed >= RQI_UCX_SENDS_PER_PROGRESS)) {
+        u->sends_unprogressed = 0;
+        ucp_worker_progress(u->worker);
+    }
     return 0;
 }
 
@@ -669,6 +678,20 @@ int rqi_ucx_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand,
     if (rc == 0)
         *old = result;
     return rc;
+}
+
+int rqi_ucx_stop_add(rq_ctx_t *ctx, int dst, uint64_t delta)
+{
+    struct rqi_ucx_peer *pr = &ctx->ucx->peer[dst];
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
+                              .datatype = ucp_dt_make_contig(8)};
+    void *req = ucp_atomic_op_nbx(pr->ep, UCP_ATOMIC_OP_ADD, &delta, 1, pr->stop_addr,
+                                  pr->rkey, &rp);
+    if (UCS_PTR_IS_ERR(req))
+        return peer_failed(ctx, dst, UCS_PTR_STATUS(req));
+    if (req != NULL)
+        ucp_request_free(req); /* completes by itself; rq_sync and rq_finalize flush */
+    return 0;
 }
 
 int rqi_ucx_flush(rq_ctx_t *ctx)
@@ -771,7 +794,7 @@ int rqi_ucx_send_nb(rq_ctx_t *ctx, int dst, const struct rqi_ucx_out *o, struct 
 
 /* What a rank publishes for the others to reach its area. */
 struct pub_area {
-    uint64_t seg_addr, stored_addr;
+    uint64_t seg_addr, stored_addr, stop_addr;
     uint32_t rkey_len;
     char     rkey[RKEY_MAX];
 };
@@ -843,6 +866,7 @@ static int publish(rq_ctx_t *ctx, struct rqi_ucx *u, char *err, size_t errlen)
     if (pa != NULL && rklen <= RKEY_MAX) {
         pa->seg_addr = (uint64_t)(uintptr_t)ctx->seg[ctx->rank];
         pa->stored_addr = (uint64_t)(uintptr_t)&ctx->gas.area->stored;
+        pa->stop_addr = (uint64_t)(uintptr_t)&rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->vni.stop;
         pa->rkey_len = (uint32_t)rklen;
         memcpy(pa->rkey, rk, rklen);
         rc = rqi_pmix_put("rq.ucx.addr", addr, alen) != 0 ||
@@ -889,6 +913,7 @@ static int connect_peer(rq_ctx_t *ctx, struct rqi_ucx *u, int r, char *err, size
     }
     pr->seg_addr = pa->seg_addr;
     pr->stored_addr = pa->stored_addr;
+    pr->stop_addr = pa->stop_addr;
     rc = 0;
 out:
     free(addr);

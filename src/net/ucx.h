@@ -48,6 +48,12 @@
  *   UCP atomics; rq_sync is a worker flush; a store's counter bump is a UCP
  *   atomic add issued after a fence behind the data.
  *
+ * OVERFLOW  A rank's STOP count (net/shm.h) lies in its registered area;
+ *   another node's member of the STOP set adds to it with a UCP atomic
+ *   (src/vni/overflow.c).  Over TCP the target's progress applies it, so
+ *   a sender whose sends all complete at once still progresses the worker
+ *   every RQI_UCX_SENDS_PER_PROGRESS sends.
+ *
  * FAILURE  Endpoints use UCP_ERR_HANDLING_MODE_PEER: a lost connection
  *   fails the job (RQ_EPEER) unless rq_finalize has passed its final
  *   fence.
@@ -156,6 +162,13 @@ int  rqi_ucx_get(struct rq_ctx *ctx, char *dst, uint64_t lstride, int src_rank, 
 int  rqi_ucx_amo(struct rq_ctx *ctx, int dst, uint64_t off, int op, uint64_t operand,
                  uint64_t compare, uint64_t *old);
 int  rqi_ucx_flush(struct rq_ctx *ctx);
+/* Overflow control: add delta (two's complement: -1 takes one back) to
+ * remote rank dst's STOP count, without waiting (the job's next flush
+ * completes it; adds and takes commute, so their order does not matter).
+ * 0 or RQ_EPEER. */
+int  rqi_ucx_stop_add(struct rq_ctx *ctx, int dst, uint64_t delta);
+/* Eager sends between two progress calls of a sender that never waits. */
+#define RQI_UCX_SENDS_PER_PROGRESS 64u
 /* Non-blocking forms: 0 (d->fn will run once the put is complete
  * remotely, the get's data is in dst, the packet's source is no longer
  * needed), or RQ_E* and d->fn never runs.  The buffers stay the caller's
@@ -213,6 +226,8 @@ static inline int rqi_ucx_amo(struct rq_ctx *ctx, int dst, uint64_t off, int op,
 { (void)ctx; (void)dst; (void)off; (void)op; (void)operand; (void)compare; (void)old;
   return RQ_ENOTSUP; }
 static inline int rqi_ucx_flush(struct rq_ctx *ctx) { (void)ctx; return 0; }
+static inline int rqi_ucx_stop_add(struct rq_ctx *ctx, int dst, uint64_t delta)
+{ (void)ctx; (void)dst; (void)delta; return RQ_ENOTSUP; }
 static inline int rqi_ucx_put_nb(struct rq_ctx *ctx, int dst, uint64_t off, const char *src,
                                  uint64_t len, struct rqi_ucx_done *d)
 { (void)ctx; (void)dst; (void)off; (void)src; (void)len; (void)d; return RQ_ENOTSUP; }

@@ -48,7 +48,8 @@ static int take_from_ring(rq_ctx_t *ctx, unsigned qid, rq_msg_t *m, struct rqi_r
         if (p == NULL && (p = rqi_rx_next(ctx, &rx)) == NULL)
             return 0;
         *lane = rx;
-        if (RQI_LIKELY(p->qid == qid && p->kind != RQI_PK_FRAG)) {
+        if (RQI_LIKELY(p->qid == qid && p->kind != RQI_PK_FRAG) &&
+            RQI_LIKELY(!ctx->buffer_always)) {
             /* Direct case: hold the packet in its lane until the pop. */
             if (view->n == 0)
                 view->first = 0;
@@ -139,6 +140,10 @@ static unsigned queue_run(rq_ctx_t *ctx, unsigned qid, rq_msg_t *m, unsigned max
         n++;
         n += take_run(ctx, qid, lane, m + n, max - n);
     }
+    /* The ring's packets went to the buffer (RQ_BUFFER_ALWAYS, or a
+     * reassembled payload landed): show them from there. */
+    if (n == 0 && view->n == 0 && f->first != NULL)
+        return queue_run(ctx, qid, m, max);
     return n;
 }
 

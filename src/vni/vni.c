@@ -230,6 +230,9 @@ static int run_interrupt(rq_ctx_t *ctx)
 #define OB_RETRY_MIN_NS 20000u
 #define OB_RETRY_MAX_NS 1000000u
 
+/* How often a rank in overflow looks at the node's free memory. */
+#define OVF_LOOK_NS 1000000u
+
 static void *progress_main(void *arg)
 {
     rq_ctx_t *ctx = arg;
@@ -237,12 +240,24 @@ static void *progress_main(void *arg)
     rqi_vni_on_progress = 1;
     uint64_t heads[RQI_MAX_LANES], now[RQI_MAX_LANES], intr_marks[RQI_MAX_LANES];
     int intr = 0, full = 0, buffering = 0, pdq = 0, net = 0, landed = 0;
-    uint64_t deadline = 0, ob_next = 0, ob_backoff = OB_RETRY_MIN_NS;
+    uint64_t deadline = 0, ob_next = 0, ob_backoff = OB_RETRY_MIN_NS, ovf_next = 0;
     for (;;) {
         /* deadline UINT64_MAX: a claim backed off; RQI_BELL_RETRY resumes. */
         uint64_t wait = UINT64_MAX, t = rqi_mono_ns();
         if (full && deadline != UINT64_MAX)
             wait = deadline > t ? deadline - t : 0;
+        /* In overflow, memory back above the high-water mark lifts our
+         * STOP (overflow.c), even while the application computes. */
+        if (rqi_load_relaxed(&v->ovf_member)) {
+            if (t >= ovf_next) {
+                ovf_next = t + OVF_LOOK_NS;
+                if (rqi_overflow_memory_high(ctx) && claim(v, 0)) {
+                    rqi_overflow_high_exit(ctx);
+                    unclaim(v);
+                }
+            }
+            wait = ovf_next - t < wait ? ovf_next - t : wait;
+        }
         int ob = rqi_load_acquire(&v->ob_pending) != 0;
         if (ob) {
             uint64_t w = ob_next > t ? ob_next - t : 0;
@@ -485,6 +500,7 @@ int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
                      atomic_load_explicit(&ctx->pdq_rejected, memory_order_relaxed);
     out->interrupts = ctx->vni.interrupts;
     out->revocations = ctx->vni.revocations;
+    out->overflow_high_exits = ctx->vni.ovf_high_exits;
     rqi_ctx_leave(ctx, locked);
     return 0;
 }

@@ -54,10 +54,16 @@
  *                  and futex-waits only on a bell still 0: a bit set after
  *                  its exchange either sees sleeping = 1 (and wakes it) or
  *                  lands before the futex's own compare.
- *   area->intr_mode, hdr->intr_ranks, hdr->overflow_ranks
+ *   area->intr_mode, hdr->intr_ranks
  *                  written by their rank with seq_cst RMWs/stores, read
  *                  relaxed by senders: a mode change applies to packets
  *                  sent after it is visible (rq_interrupts documents it).
+ *   area->stop     overflow control's STOP count: RMWs by the members of
+ *                  the set (UCP atomics from other nodes), read relaxed by
+ *                  its rank's sends (overflow.c).
+ *   ovf_member     the owner of the context: relaxed stores; the progress
+ *                  thread reads it relaxed to know whether to watch memory
+ *                  and acts on it only after claiming the context.
  */
 #ifndef RQI_VNI_H
 #define RQI_VNI_H
@@ -67,6 +73,7 @@
 
 #include "core/atomics.h"
 #include "core/mt.h"
+#include "net/shm.h"
 
 struct rq_ctx;
 struct rqi_vni_area;
@@ -80,6 +87,7 @@ struct rqi_vni_area;
 #define RQI_BELL_NET   0x20u /* the network has events, or wants arming (netwake.c) */
 #define RQI_BELL_OUTBOX 0x40u /* a send was parked in the outbox */
 #define RQI_BELL_ASYNC 0x80u /* a long request landed: send its announcement (gas/async.h) */
+#define RQI_BELL_OVERFLOW 0x100u /* we joined overflow's STOP set: watch memory (overflow.c) */
 
 struct rqi_vni {
     /* written by the main thread */
@@ -88,9 +96,10 @@ struct rqi_vni {
     int              on;         /* the progress thread runs */
     int              heavy;      /* no membarrier: seq_cst fences on both sides */
     int              intr_mode;  /* RQ_INTR_* */
-    int              ovf_member; /* this rank counts in hdr->overflow_ranks */
-    uint64_t         ovf_bytes, ovf_free; /* RQ_OVERFLOW_BYTES, low-water mark */
+    _Atomic int      ovf_member; /* this rank is in the STOP set (overflow.c) */
+    uint64_t         ovf_bytes, ovf_free, ovf_high; /* threshold, low- and high-water marks */
     uint64_t         ovf_next_check_ns;
+    uint64_t         ovf_high_exits; /* left the set on the high-water mark */
     pthread_t        thread;
     struct rqi_vni_area *area;   /* our doorbell in the job segment */
     /* written by the progress thread */
@@ -191,15 +200,27 @@ void rqi_netwake_stop(struct rq_ctx *ctx);
  * interrupt are counted held (deliver.h): the interrupt step sees them. */
 void rqi_netwake_service(struct rq_ctx *ctx);
 
-/* Overflow control (overflow.c).  Read the thresholds: 0 or RQ_EINVAL. */
+/* Overflow control (overflow.c).  Read the thresholds: 0 or RQ_EINVAL
+ * (a high-water mark below the low-water mark). */
 int  rqi_overflow_init(struct rq_ctx *ctx);
-/* The buffer grew past RQ_OVERFLOW_BYTES:
- * join the STOP set if the node is low on memory. */
+/* The buffer is past RQ_OVERFLOW_BYTES, or this rank is in the STOP set:
+ * at most once per ms, join the set if the node is low on memory, or
+ * leave it if memory rose above the high-water mark. */
 void rqi_overflow_check(struct rq_ctx *ctx);
+/* Whether the node's MemAvailable is above the high-water mark (reads
+ * /proc/meminfo: any thread). */
+int  rqi_overflow_memory_high(const struct rq_ctx *ctx);
+/* Owning the context: leave the STOP set on the high-water mark. */
+void rqi_overflow_high_exit(struct rq_ctx *ctx);
 /* The buffer is empty: leave the STOP set. */
 void rqi_overflow_leave(struct rq_ctx *ctx);
 /* A send outside a handler while the job is stopped: consume until
  * RESUME.  0 or RQ_EPEER. */
 int  rqi_overflow_wait(struct rq_ctx *ctx);
+/* Some member of the STOP set, on any node, holds this rank's sends. */
+static inline int rqi_overflow_stopped(const struct rqi_vni *v)
+{
+    return rqi_load_relaxed(&v->area->stop) != 0;
+}
 
 #endif
