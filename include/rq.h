@@ -26,10 +26,9 @@
  *     only while the application's thread is outside librq and outside
  *     rq_atomic_begin/end sections, never two at once.
  *   - While the job is in overflow control (docs/delivery.md: a rank of
- *     any node raised STOP) a send made outside a handler that finds a
- *     target of this node full, or goes to a rank of another node, waits
- *     for RESUME and runs handlers meanwhile (outside an atomicity
- *     section); with RQ_NONBLOCK it returns RQ_EAGAIN instead, unsent.
+ *     any node raised STOP) a send made outside a handler waits for
+ *     RESUME and runs handlers meanwhile (outside an atomicity section);
+ *     with RQ_NONBLOCK it returns RQ_EAGAIN instead, unsent.
  *   - Inside a handler every send function may be called (requests,
  *     replies, enqueues, long requests, to any rank, self included).  A
  *     send that finds the destination full drains the caller's own inbound

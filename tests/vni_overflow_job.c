@@ -27,8 +27,9 @@
  *         rq_init refuses it with RQ_EINVAL.
  *
  * argv: MODE [count] [slack]: slack is the bytes over the threshold the
- * peak may reach; by default 256 KiB (a few lanes) per sender of this node
- * and, per sender of another node, what the network itself buffers once
+ * peak may reach; by default two lanes (RQ_RING_BYTES) per sender of this
+ * node (what its lane held when STOP was raised, and the receiver's poll
+ * in progress) and, per sender of another node, what the network itself buffers once
  * STOP is raised (the thesis's M_network, eq. 5.4: the largest TCP send
  * and receive socket buffers) plus the sends before it looks. */
 #define _GNU_SOURCE
@@ -177,7 +178,9 @@ int main(int argc, char **argv)
         remote += rq_segment_peer(ctx, r) == NULL; /* mapped here only on this node */
     const uint64_t net = tcp_buf_max("/proc/sys/net/ipv4/tcp_wmem") +
                          tcp_buf_max("/proc/sys/net/ipv4/tcp_rmem") + 256u * PAYLOAD;
-    uint64_t slack = (uint64_t)(nsend - remote) * (256u << 10) + (uint64_t)remote * net;
+    const char *rb = getenv("RQ_RING_BYTES");
+    const uint64_t lane = rb != NULL ? strtoull(rb, NULL, 0) : 262144u; /* rqinfo's default */
+    uint64_t slack = (uint64_t)(nsend - remote) * 2 * lane + (uint64_t)remote * net;
     if (argc > 3)
         slack = strtoull(argv[3], NULL, 0);
 

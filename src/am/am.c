@@ -226,13 +226,11 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
 static RQI_ALWAYS_INLINE int send_packet(rq_ctx_t *ctx, int dst, const struct pkt_desc *d,
                                          int nonblock)
 {
-    /* Overflow control's STOP is honoured on the slow path, where a full
-     * lane brings a blocking send to this node and where it then waits.
-     * To another node no full lane ever brings it there, and a
-     * non-blocking send would find room again as soon as its receiver
-     * buffered: those look on every send. */
-    if (RQI_UNLIKELY(ctx->remote[dst] || nonblock) &&
-        RQI_UNLIKELY(rqi_overflow_stopped(&ctx->vni)))
+    /* Overflow control's STOP (one load of our own, rarely written line):
+     * the slow path honours it.  Not only on a full lane: a receiver that
+     * buffers as fast as we send (polling without consuming, or its
+     * progress thread revoking) never lets the lane fill. */
+    if (RQI_UNLIKELY(rqi_overflow_stopped(&ctx->vni)))
         return send_slow(ctx, dst, d, nonblock);
     if (RQI_LIKELY(rqi_vfifo_head(&ctx->outbox[dst]) == NULL) && try_write(ctx, dst, d) == 0)
         return 0;

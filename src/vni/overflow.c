@@ -29,10 +29,11 @@
  * meanwhile: it runs handlers when it is outside an atomicity section,
  * else drains its lanes into its own buffer.  Handler sends and members'
  * sends go on: they are how buffers drain, and stopping them could stop
- * the job for good.  To this node the check sits on the send slow path
- * (a full lane); to another node on every send (a load of our own line),
- * since the network's own buffering, not a lane, bounds what gets
- * through (delivery.md: the bound).
+ * the job for good.  Every send looks (a load of our own line): a
+ * receiver that buffers as fast as its senders send never lets a lane
+ * fill, so a check on a full lane alone would hold nobody.  What gets
+ * through after STOP is what was committed before it: the lanes' and, to
+ * another node, the network's own buffering (delivery.md: the bound).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
