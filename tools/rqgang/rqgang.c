@@ -1,0 +1,256 @@
+/* rqgang - a gang scheduler for FUGU's multiprogramming experiments
+ * (thesis Figures 7-5 and 7-17), made of SIGSTOP and SIGCONT.
+ *
+ * It starts a parallel job A (normally `rqrun -n N --bind core prog ...`)
+ * and, optionally, a competing program B (a second job, or rqload), finds
+ * their processes (A's ranks are the children of its launcher, ordered by
+ * RQ_RANK; B's are its children, or B itself, ordered by pid), and cuts
+ * time into slices of --slice ms, in pairs:
+ *
+ *   --policy gang      slice 1: A runs, B stopped; slice 2: B runs, A
+ *                      stopped (fixed-timeslice gang scheduling; A alone
+ *                      is held to half the machine).
+ *   --policy cosched   slice 1: A runs, B stopped; slice 2: both run, as
+ *                      Linux schedules them (FUGU's Figure 7-5: half the
+ *                      time is A's, the other half shared).
+ *
+ * --skew S (0 <= S < 1) moves process i's slice boundaries by
+ * S * slice * i / n (n: the number of A's processes), so that the ranks
+ * are deliberately mis-scheduled for a window around each switch
+ * (Figure 7-17): rank i and B's process i switch together, rank j's
+ * switch comes later.  Ends when A exits: B is continued and sent
+ * SIGTERM; exit status is A's.  Prints how many switches it made and the
+ * time A was stopped.
+ *
+ * Usage: rqgang [--slice MS] [--policy gang|cosched] [--skew S] -- A... [--also B...]
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PROCS 4096
+
+struct group {
+    pid_t  leader;            /* what we started */
+    pid_t  pid[MAX_PROCS];    /* the processes we schedule */
+    int    n;
+    int    stopped[MAX_PROCS];
+};
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) { interrupted = sig; }
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The children of pid (from /proc/PID/task/TID/children), up to max. */
+static int children_of(pid_t pid, pid_t *out, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < max) {
+        if (e->d_name[0] == '.')
+            continue;
+        char cp[600];
+        snprintf(cp, sizeof cp, "%s/%s/children", path, e->d_name);
+        FILE *f = fopen(cp, "r");
+        if (f == NULL)
+            continue;
+        int c;
+        while (n < max && fscanf(f, "%d", &c) == 1)
+            out[n++] = (pid_t)c;
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* A process's RQ_RANK, or -1. */
+static long rank_of(pid_t pid)
+{
+    char path[64], buf[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+        if (strncmp(buf + i, "RQ_RANK=", 8) == 0)
+            return strtol(buf + i + 8, NULL, 10);
+    return -1;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+    long ra = rank_of(*(const pid_t *)a), rb = rank_of(*(const pid_t *)b);
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    return *(const pid_t *)a < *(const pid_t *)b ? -1 : *(const pid_t *)a > *(const pid_t *)b;
+}
+
+/* Find g's processes: the leader's children once their number has held
+ * for 20 ms (a launcher forks its ranks at once), or as soon as there are
+ * want of them; else the leader itself. */
+static void discover(struct group *g, int want)
+{
+    int last = -1;
+    double since = now_s();
+    for (;;) {
+        g->n = children_of(g->leader, g->pid, MAX_PROCS);
+        if (g->n != last) {
+            last = g->n;
+            since = now_s();
+        }
+        if ((want > 0 && g->n >= want) || now_s() - since > 0.02)
+            break;
+        usleep(2000);
+    }
+    if (g->n == 0) {
+        g->pid[0] = g->leader;
+        g->n = 1;
+    }
+    qsort(g->pid, (size_t)g->n, sizeof g->pid[0], cmp_rank);
+}
+
+static void set_running(struct group *g, int i, int run, uint64_t *switches)
+{
+    if (i >= g->n || g->stopped[i] == !run)
+        return;
+    if (kill(g->pid[i], run ? SIGCONT : SIGSTOP) == 0)
+        (*switches)++;
+    g->stopped[i] = !run;
+}
+
+static pid_t start(char **argv)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        execvp(argv[0], argv);
+        fprintf(stderr, "rqgang: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    return p;
+}
+
+static int usage(const char *why)
+{
+    fprintf(stderr, "rqgang: %s\nusage: rqgang [--slice MS] [--policy gang|cosched] [--skew S] "
+                    "-- A... [--also B...]\n", why);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    double slice_ms = 20, skew = 0;
+    int cosched = 0, i = 1;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
+        if (i + 1 >= argc)
+            return usage("an option needs a value");
+        char *end;
+        if (strcmp(argv[i], "--slice") == 0) {
+            slice_ms = strtod(argv[i + 1], &end);
+            if (*end != '\0' || !(slice_ms >= 1 && slice_ms <= 60000))
+                return usage("--slice must be in [1, 60000] ms");
+        } else if (strcmp(argv[i], "--skew") == 0) {
+            skew = strtod(argv[i + 1], &end);
+            if (*end != '\0' || !(skew >= 0 && skew < 1))
+                return usage("--skew must be in [0, 1)");
+        } else if (strcmp(argv[i], "--policy") == 0) {
+            if (strcmp(argv[i + 1], "cosched") == 0)
+                cosched = 1;
+            else if (strcmp(argv[i + 1], "gang") != 0)
+                return usage("--policy must be gang or cosched");
+        } else {
+            return usage("unknown option");
+        }
+    }
+    if (i >= argc - 1)
+        return usage("no job after --");
+    char **a_argv = &argv[i + 1], **b_argv = NULL;
+    for (int k = i + 1; k < argc; k++)
+        if (strcmp(argv[k], "--also") == 0) {
+            argv[k] = NULL;
+            b_argv = &argv[k + 1];
+            if (*b_argv == NULL)
+                return usage("nothing after --also");
+            break;
+        }
+    if (a_argv[0] == NULL)
+        return usage("no job after --");
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    static struct group A, B;
+    A.leader = start(a_argv);
+    if (b_argv != NULL)
+        B.leader = start(b_argv);
+    discover(&A, 0);
+    if (b_argv != NULL)
+        discover(&B, A.n);
+    const double slice = slice_ms * 1e-3, period = 2 * slice;
+    const int n = A.n;
+    uint64_t switches = 0;
+    double a_stopped = 0, t0 = now_s(), last = t0;
+    int status = 0;
+    for (;;) {
+        pid_t w = waitpid(A.leader, &status, WNOHANG);
+        if (w == A.leader || interrupted)
+            break;
+        double t = now_s(), dt = t - last;
+        last = t;
+        for (int k = 0; k < n; k++)
+            a_stopped += A.stopped[k] ? dt / n : 0;
+        for (int k = 0; k < n; k++) {
+            /* Process k's own clock: shifted by its share of the skew. */
+            double local = t - t0 - skew * slice * k / n;
+            double phase = local - period * (double)(long)(local / period);
+            if (phase < 0)
+                phase += period;
+            int first = phase < slice;
+            set_running(&A, k, first || cosched, &switches);
+            set_running(&B, k, !first, &switches);
+        }
+        /* The next boundary of any process, polled at a 20th of a slice. */
+        usleep((useconds_t)(slice * 1e6 / 20));
+    }
+    for (int k = 0; k < A.n; k++)
+        set_running(&A, k, 1, &switches);
+    if (b_argv != NULL) {
+        for (int k = 0; k < B.n; k++)
+            set_running(&B, k, 1, &switches);
+        kill(B.leader, SIGTERM);
+        for (int k = 0; k < B.n; k++)
+            kill(B.pid[k], SIGCONT);
+        int bs;
+        waitpid(B.leader, &bs, 0);
+    }
+    if (interrupted) {
+        kill(A.leader, SIGTERM);
+        waitpid(A.leader, &status, 0);
+    }
+    fprintf(stderr, "rqgang: %s, slice %.1f ms, skew %.2f: %d + %d processes, %llu switches, "
+                    "A stopped %.1f%% of %.3f s\n",
+            cosched ? "cosched" : "gang", slice_ms, skew, A.n, B.n,
+            (unsigned long long)switches, 100 * a_stopped / (now_s() - t0), now_s() - t0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
