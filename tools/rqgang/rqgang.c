@@ -18,7 +18,8 @@
  * S * slice * i / n (n: the number of A's processes), so that the ranks
  * are deliberately mis-scheduled for a window around each switch
  * (Figure 7-17): rank i and B's process i switch together, rank j's
- * switch comes later.  Ends when A exits: B is continued and sent
+ * switch comes later.  B's leader (rqload's clients live there) stops
+ * and continues with B's process 0: B is descheduled whole.  Ends when A exits: B is continued and sent
  * SIGTERM; exit status is A's.  Prints how many switches it made and the
  * time A was stopped.
  *
@@ -40,6 +41,7 @@
 
 struct group {
     pid_t  leader;            /* what we started */
+    int    leader_stopped;    /* B's leader stops with B's process 0 */
     pid_t  pid[MAX_PROCS];    /* the processes we schedule */
     int    n;
     int    stopped[MAX_PROCS];
@@ -140,6 +142,16 @@ static void set_running(struct group *g, int i, int run, uint64_t *switches)
     g->stopped[i] = !run;
 }
 
+/* B is descheduled whole: its leader too (rqload's clients live there),
+ * on process 0's clock, unless the leader is itself one of B's processes. */
+static void set_leader_running(struct group *g, int run)
+{
+    if (g->leader == 0 || g->pid[0] == g->leader || g->leader_stopped == !run)
+        return;
+    kill(g->leader, run ? SIGCONT : SIGSTOP);
+    g->leader_stopped = !run;
+}
+
 static pid_t start(char **argv)
 {
     pid_t p = fork();
@@ -229,6 +241,8 @@ int main(int argc, char **argv)
             int first = phase < slice;
             set_running(&A, k, first || cosched, &switches);
             set_running(&B, k, !first, &switches);
+            if (k == 0 && B.n > 0)
+                set_leader_running(&B, !first);
         }
         /* The next boundary of any process, polled at a 20th of a slice. */
         usleep((useconds_t)(slice * 1e6 / 20));
@@ -238,6 +252,7 @@ int main(int argc, char **argv)
     if (b_argv != NULL) {
         for (int k = 0; k < B.n; k++)
             set_running(&B, k, 1, &switches);
+        set_leader_running(&B, 1);
         kill(B.leader, SIGTERM);
         for (int k = 0; k < B.n; k++)
             kill(B.pid[k], SIGCONT);
