@@ -175,6 +175,7 @@ struct rq_ctx {
      * rank spinning in its own receive loop lets a descheduled peer run. */
     int                yield_idle;
     int                buffer_always; /* RQ_BUFFER_ALWAYS: no direct delivery */
+    uint64_t           buffer_delay_ns; /* RQ_BUFFER_DELAY_NS: a slower buffered path */
     unsigned           idle_calls;
     int                host_ranks;   /* this job's ranks on this machine */
 

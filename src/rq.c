@@ -246,6 +246,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         rqi_store_relaxed(&ctx->mt.on, 1u);
     ctx->yield_idle = yield_idle_wanted(ctx);
     ctx->buffer_always = (int)ctx->cfg.v[RQI_CFG_BUFFER_ALWAYS];
+    ctx->buffer_delay_ns = ctx->cfg.v[RQI_CFG_BUFFER_DELAY_NS];
     atomic_store(&live_ctx, ctx);
     *out = ctx;
     return 0;

@@ -11,7 +11,7 @@ trap 'rm -rf "$dir"' EXIT
 "$rqrun" -n "$ranks" --bind core "$rqbench" --smoke all \
     --csv "$dir/r.csv" --json "$dir/r.json" --plot "$dir/plots" >"$dir/out.txt"
 fail() { echo "rqbench_output: $*"; cat "$dir/out.txt"; exit 1; }
-for fam in limits am loaded xfer poll splitc rq vni pdq compare large intr; do
+for fam in limits am loaded xfer poll splitc rq vni pdq compare large intr overflow; do
     grep -q "^\[$fam\]" "$dir/out.txt" || fail "no [$fam] table"
     grep -q "^$fam,librq,\|^$fam,limit," "$dir/r.csv" || fail "no $fam rows in the CSV"
 done

@@ -24,6 +24,7 @@ void rqa_fg_print(const char *name, int ranks, double secs, const struct rqa_fg 
            name, ranks, secs, (unsigned long long)tot->sent, inter, th);
     uint64_t del = tot->direct + tot->buffered;
     if (del != 0)
-        printf(", buffered %.4f", (double)tot->buffered / (double)del);
+        printf(", buffered %.4f, buffer max %llu B", (double)tot->buffered / (double)del,
+               (unsigned long long)tot->buffer_max);
     printf("\n");
 }

@@ -1,10 +1,11 @@
 /* finegrain.h - what FUGU's standalone fine-grain programs (thesis Tables
- * 7-2 / 7-3: barrier, null, synth-N) report, in their librq and MPI forms:
+ * 7-2 / 7-3: barrier, null, synth-N, enum) report, in their librq and MPI forms:
  * the run time, the messages sent by all ranks, T_interhandler (the
  * average time between messages launched or received on a rank: run
  * time / ((sent + received) / ranks)) and T_handler (the average time a
  * message handler ran, measured around each one), plus, for librq, the
- * fraction of messages delivered from the virtual buffer.  Times in ns. */
+ * fraction of messages delivered from the virtual buffer and the largest
+ * buffer any rank held.  Times in ns. */
 #ifndef RQAPP_FINEGRAIN_H
 #define RQAPP_FINEGRAIN_H
 
@@ -16,6 +17,7 @@ struct rqa_fg {
     uint64_t handlers;        /* handler runs timed */
     uint64_t handler_ticks;   /* rqa_ticks spent in them */
     uint64_t direct, buffered; /* librq: deliveries by case (rq_stats) */
+    uint64_t buffer_max;      /* librq: the largest rank's buffer_bytes_max */
 };
 
 /* Spin for ns nanoseconds (the programs' "work" and handler stalls). */
@@ -28,7 +30,8 @@ void rqa_fg_print(const char *name, int ranks, double secs, const struct rqa_fg 
 #ifdef RQAPP_WITH_RQ
 #include <rq.h>
 /* Collective: sum c over the ranks (adding this rank's rq_stats
- * direct/buffered) into *tot.  0 or an RQ_E* code. */
+ * direct/buffered; buffer_max is the largest rank's) into *tot.  0 or an
+ * RQ_E* code. */
 int rqa_fg_sum_rq(rq_ctx_t *ctx, const struct rqa_fg *c, struct rqa_fg *tot);
 #endif
 #ifdef RQAPP_WITH_MPI

@@ -11,6 +11,9 @@ int rqa_fg_sum_rq(rq_ctx_t *ctx, const struct rqa_fg *c, struct rqa_fg *tot)
     uint64_t out[6];
     if ((rc = rq_allreduce(ctx, in, out, 6, RQ_UINT64, RQ_SUM)) != 0)
         return rc;
-    *tot = (struct rqa_fg){out[0], out[1], out[2], out[3], out[4], out[5]};
+    uint64_t peak = 0;
+    if ((rc = rq_allreduce(ctx, &st.buffer_bytes_max, &peak, 1, RQ_UINT64, RQ_MAX)) != 0)
+        return rc;
+    *tot = (struct rqa_fg){out[0], out[1], out[2], out[3], out[4], out[5], peak};
     return 0;
 }

@@ -104,6 +104,9 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_BUFFER_ALWAYS] = {"RQ_BUFFER_ALWAYS", 0, 0, 1, 0,
         "measurement aid (FUGU Figure 7-2): 1 delivers every received packet through the "
         "virtual buffer, as if the receiver were never there (a copy per packet)", NULL},
+    [RQI_CFG_BUFFER_DELAY_NS] = {"RQ_BUFFER_DELAY_NS", 0, 0, 1000000, 0,
+        "measurement aid (FUGU Figure 7-22): spin this many ns for every packet put into "
+        "the virtual buffer, a slower buffered path", NULL},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

@@ -38,6 +38,7 @@ enum rqi_cfg_id {
     RQI_CFG_ASYNC_MIN,
     RQI_CFG_ASYNC_PULL,
     RQI_CFG_BUFFER_ALWAYS,
+    RQI_CFG_BUFFER_DELAY_NS,
     RQI_CFG_COUNT
 };
 

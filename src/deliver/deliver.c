@@ -155,6 +155,11 @@ static int reasm_add(rq_ctx_t *ctx, struct rqi_pkt *p)
 
 int rqi_ingest_pkt(rq_ctx_t *ctx, struct rqi_pkt *p, void *data, size_t len)
 {
+    if (RQI_UNLIKELY(ctx->buffer_delay_ns != 0)) { /* RQ_BUFFER_DELAY_NS: a measurement aid */
+        uint64_t end = rqi_mono_ns() + ctx->buffer_delay_ns;
+        while (rqi_mono_ns() < end)
+            rqi_cpu_relax();
+    }
     if (RQI_UNLIKELY(ctx->pdq[p->qid] != NULL)) {
         int rc = rqi_pdq_push(ctx->pdq[p->qid], p->src, p->tag, p->flags, rqi_pkt_args(p),
                               p->nargs, data, len,

@@ -99,6 +99,7 @@ int rqb_fam_vni(struct rqb *b);
 int rqb_fam_pdq(struct rqb *b);
 int rqb_fam_large(struct rqb *b);
 int rqb_fam_intr(struct rqb *b);
+int rqb_fam_overflow(struct rqb *b);
 
 /* Plots of every family that has rows (plots.c). */
 void rqb_plots(const struct rqb_report *r, const char *dir);

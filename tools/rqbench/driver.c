@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 /* The directory of this executable (tools are installed side by side). */
-static void self_dir(char *dir, size_t cap, char *self, size_t scap)
+void rqb_self_dir(char *dir, size_t cap, char *self, size_t scap)
 {
     ssize_t n = readlink("/proc/self/exe", self, scap - 1);
     self[n > 0 ? n : 0] = '\0';
@@ -25,9 +25,7 @@ static void self_dir(char *dir, size_t cap, char *self, size_t scap)
 
 static int executable(const char *p) { return access(p, X_OK) == 0; }
 
-/* Run argv; return its exit status (128+signal when killed, 127 when it
- * could not be started). */
-static int run(char *const *argv)
+int rqb_run_cmd(char *const *argv)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -45,7 +43,7 @@ static int run(char *const *argv)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static const char *rqrun_path(const char *dir, char *buf, size_t cap)
+const char *rqb_rqrun_path(const char *dir, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/rqrun", dir);
     return executable(buf) ? buf : "rqrun";
@@ -54,13 +52,13 @@ static const char *rqrun_path(const char *dir, char *buf, size_t cap)
 int rqb_relaunch(int argc, char **argv, int ranks)
 {
     char self[PATH_MAX], dir[PATH_MAX], rr[PATH_MAX + 8], n[16];
-    self_dir(dir, sizeof dir, self, sizeof self);
+    rqb_self_dir(dir, sizeof dir, self, sizeof self);
     snprintf(n, sizeof n, "%d", ranks);
     char **av = calloc((size_t)argc + 8, sizeof *av);
     if (av == NULL)
         return 1;
     int k = 0;
-    av[k++] = (char *)rqrun_path(dir, rr, sizeof rr);
+    av[k++] = (char *)rqb_rqrun_path(dir, rr, sizeof rr);
     av[k++] = "-n";
     av[k++] = n;
     av[k++] = "--bind";
@@ -68,7 +66,7 @@ int rqb_relaunch(int argc, char **argv, int ranks)
     av[k++] = self;
     for (int i = 1; i < argc; i++)
         av[k++] = argv[i];
-    int rc = run(av);
+    int rc = rqb_run_cmd(av);
     free(av);
     return rc;
 }
@@ -81,10 +79,20 @@ static int has_flag(int argc, char **argv, const char *flag)
     return 0;
 }
 
+void rqb_report_placement(struct rqb_report *r)
+{
+    const struct rqb_row *L =
+        rqb_report_find(r, "limits", "limit", "cache-line one-way latency L", NAN);
+    if (L != NULL) {
+        r->line_ns = L->s.median;
+        snprintf(r->placement, sizeof r->placement, "%s", L->s.median < 100 ? "near" : "far");
+    }
+}
+
 int rqb_drive_compare(int argc, char **argv, const struct rqb_opts *o)
 {
     char self[PATH_MAX], dir[PATH_MAX], rr[PATH_MAX + 8], tmp[] = "/tmp/rqbench.XXXXXX";
-    self_dir(dir, sizeof dir, self, sizeof self);
+    rqb_self_dir(dir, sizeof dir, self, sizeof self);
     if (mkdtemp(tmp) == NULL) {
         perror("rqbench: mkdtemp");
         return 1;
@@ -100,7 +108,7 @@ int rqb_drive_compare(int argc, char **argv, const struct rqb_opts *o)
     if (av == NULL)
         return 1;
     int k = 0;
-    av[k++] = (char *)rqrun_path(dir, rr, sizeof rr);
+    av[k++] = (char *)rqb_rqrun_path(dir, rr, sizeof rr);
     av[k++] = "-n";
     av[k++] = "2";
     av[k++] = "--bind";
@@ -121,7 +129,7 @@ int rqb_drive_compare(int argc, char **argv, const struct rqb_opts *o)
     av[k++] = "--emit";
     av[k++] = out[0];
     fprintf(stderr, "rqbench: measuring librq (rqrun -n 2 --bind core)\n");
-    int rc = run(av);
+    int rc = rqb_run_cmd(av);
     free(av);
     if (rc != 0) {
         fprintf(stderr, "rqbench: the librq run failed (status %d)\n", rc);
@@ -137,7 +145,7 @@ int rqb_drive_compare(int argc, char **argv, const struct rqb_opts *o)
         setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
         char *mv[] = {"mpirun", "-n", "2", "--bind-to", "core", "--mca", "btl", "self,vader",
                       peer, "--emit", out[1], (char *)speed, NULL};
-        if (run(mv) != 0)
+        if (rqb_run_cmd(mv) != 0)
             fprintf(stderr, "rqbench: the MPI peer failed; its column stays empty\n");
     } else {
         fprintf(stderr, "rqbench: rqbench-mpi not built (no MPI at configure time)\n");
@@ -146,7 +154,7 @@ int rqb_drive_compare(int argc, char **argv, const struct rqb_opts *o)
     if (executable(peer)) {
         fprintf(stderr, "rqbench: measuring UCX UCP (2 processes, cores of the librq run)\n");
         char *uv[] = {peer, "--emit", out[2], (char *)speed, NULL};
-        if (run(uv) != 0)
+        if (rqb_run_cmd(uv) != 0)
             fprintf(stderr, "rqbench: the UCX peer failed; its column stays empty\n");
     } else {
         fprintf(stderr, "rqbench: rqbench-ucx not built (no UCX at configure time)\n");
@@ -161,12 +169,7 @@ int rqb_drive_compare(int argc, char **argv, const struct rqb_opts *o)
         unlink(out[i]);
     }
     rmdir(tmp);
-    const struct rqb_row *L =
-        rqb_report_find(&rep, "limits", "limit", "cache-line one-way latency L", NAN);
-    if (L != NULL) {
-        rep.line_ns = L->s.median;
-        snprintf(rep.placement, sizeof rep.placement, "%s", L->s.median < 100 ? "near" : "far");
-    }
+    rqb_report_placement(&rep);
     rep.ranks = 2;
     if (rc == 0)
         rc = rqb_write_outputs(&rep, o, NULL);

@@ -6,6 +6,23 @@
 
 #include "bench.h"
 
+/* The directory of this executable, and its path (tools are installed
+ * side by side). */
+void rqb_self_dir(char *dir, size_t cap, char *self, size_t scap);
+/* rqrun beside us, else "rqrun" (from PATH), in buf. */
+const char *rqb_rqrun_path(const char *dir, char *buf, size_t cap);
+/* Run argv and wait: its exit status (128 + signal when killed, 127 when
+ * it could not be started). */
+int rqb_run_cmd(char *const *argv);
+
+/* A merged report's placement and L, from its limits rows. */
+void rqb_report_placement(struct rqb_report *r);
+
+/* FUGU Table 7-5: one `rqrun -n ranks rqbench overflow` job per control
+ * threshold (the node counted low on memory), and one with control off;
+ * the rows printed together.  Returns 0 or 1. */
+int rqb_drive_overflow(const struct rqb_opts *o, int ranks);
+
 /* exec rqrun -n ranks --bind core <this program> argv[1..]; returns the
  * job's exit status. */
 int rqb_relaunch(int argc, char **argv, int ranks);

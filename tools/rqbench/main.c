@@ -25,8 +25,17 @@ static const struct family {
     {"poll", rqb_fam_poll},   {"splitc", rqb_fam_splitc}, {"rq", rqb_fam_rq},
     {"vni", rqb_fam_vni},     {"pdq", rqb_fam_pdq},       {"compare", rqb_fam_compare},
     {"large", rqb_fam_large}, {"intr", rqb_fam_intr},
+    {"overflow", rqb_fam_overflow},
 };
 enum { NFAM = sizeof families / sizeof families[0] };
+
+static int fam_index(const char *name)
+{
+    for (int f = 0; f < NFAM; f++)
+        if (strcmp(families[f].name, name) == 0)
+            return f;
+    abort(); /* a name of the table above */
+}
 
 static void usage(FILE *f)
 {
@@ -65,6 +74,10 @@ static void usage(FILE *f)
 "           and rq_medium_max() -1/0/+1; medium/long and the largest rise.\n"
 "  intr     interrupt receive overhead against the message interval\n"
 "           (Liu & Culler Figure 7) and the paper's model, T_i fitted.\n"
+"  overflow the most buffer each rank needs under overflow control against\n"
+"           its threshold (FUGU Table 7-5, Figure 7-24): started alone, one\n"
+"           job per threshold (use -n 8 for the thesis's 8 processors);\n"
+"           inside a job, the job's own RQ_OVERFLOW_BYTES.\n"
 "Every run first measures the physical limits between ranks 0 and 1: the\n"
 "cache-line one-way latency L, one line per direction, a raw ring, memcpy.\n"
 "Method: one warm-up, then repetitions until the 90%% confidence interval of\n"
@@ -254,8 +267,18 @@ int main(int argc, char **argv)
     if (getenv("RQ_RANK") == NULL && getenv("PMIX_RANK") == NULL) {
         if (c.compare)
             return rqb_drive_compare(argc, argv, &c.o);
+        /* overflow: one job per threshold; the other families in one job
+         * as usual (told to leave overflow out). */
+        if (c.fam[fam_index("overflow")]) {
+            int rc = rqb_drive_overflow(&c.o, c.ranks);
+            if (rc != 0 || c.nfam == 1)
+                return rc;
+            setenv("RQB_SKIP_OVERFLOW", "1", 1);
+        }
         return rqb_relaunch(argc, argv, c.ranks);
     }
+    if (getenv("RQB_SKIP_OVERFLOW") != NULL)
+        c.fam[fam_index("overflow")] = 0;
     rq_ctx_t *ctx;
     int rc = rq_init(&argc, &argv, &ctx);
     if (rc != 0) {
@@ -268,7 +291,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (c.nfam == 0)
-        c.fam[NFAM - 1] = 1; /* --compare inside a job: the compare family */
+        c.fam[fam_index("compare")] = 1; /* --compare inside a job: the compare family */
     rc = run_in_job(&c, ctx);
     rq_finalize(ctx);
     return rc;
