@@ -109,20 +109,36 @@ static int cmp_rank(const void *a, const void *b)
     return *(const pid_t *)a < *(const pid_t *)b ? -1 : *(const pid_t *)a > *(const pid_t *)b;
 }
 
-/* Find g's processes: the leader's children once their number has held
- * for 20 ms (a launcher forks its ranks at once), or as soon as there are
- * want of them; else the leader itself. */
+/* Whether pid has exited (a zombie not yet reaped counts). */
+static int gone(pid_t pid)
+{
+    char path[64], st = 'Z';
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        if (fscanf(f, "%*d %*s %c", &st) != 1)
+            st = 'Z';
+        fclose(f);
+    }
+    return st == 'Z' || st == 'X';
+}
+
+/* Find g's processes: the leader's children once there are some and
+ * their number has held for 50 ms (a launcher forks its ranks together,
+ * however long it took to start), or as soon as there are want of them;
+ * the leader itself if it has none after 10 s, or has exited. */
 static void discover(struct group *g, int want)
 {
     int last = -1;
-    double since = now_s();
+    double t0 = now_s(), since = t0;
     for (;;) {
         g->n = children_of(g->leader, g->pid, MAX_PROCS);
         if (g->n != last) {
             last = g->n;
             since = now_s();
         }
-        if ((want > 0 && g->n >= want) || now_s() - since > 0.02)
+        if ((want > 0 && g->n >= want) || (g->n > 0 && now_s() - since > 0.05) ||
+            now_s() - t0 > 10 || gone(g->leader))
             break;
         usleep(2000);
     }

@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,10 @@ struct server {
     uint64_t  seed;
 };
 
-static volatile sig_atomic_t stop;
+/* Set by the signal handler, read by the client threads: a lock-free C11
+ * atomic (async-signal-safe), not a volatile sig_atomic_t, which only
+ * orders a handler against its own thread. */
+static _Atomic int stop;
 static double rate_per_s;       /* arrivals per second per server */
 static double service_us = 200;
 
