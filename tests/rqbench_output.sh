@@ -16,6 +16,12 @@ for fam in limits am loaded xfer poll splitc rq vni pdq compare large intr overf
     grep -q "^$fam,librq,\|^$fam,limit," "$dir/r.csv" || fail "no $fam rows in the CSV"
 done
 grep -q "cache-line one-way latency L" "$dir/out.txt" || fail "no physical limit"
+# The seeds' own figures beside librq's (paper.c): one row of each table.
+grep -q "one-to-one (gap g).*L&C T1 CMAML_request 2.00 us" "$dir/out.txt" || fail "no L&C Table 1 beside am"
+grep -q "ring (per message).*L&C T4 ring 4.59 us" "$dir/out.txt" || fail "no L&C Table 4 beside loaded"
+grep -q "swap, double-word: bandwidth.*L&C T5" "$dir/out.txt" || fail "no L&C Table 5 beside xfer"
+grep -q "gap (exchange): store.*SC T1: CM-5 7.3 us" "$dir/out.txt" || fail "no Split-C Table 1 beside splitc"
+grep -q "send (null message).*FUGU T4-4" "$dir/out.txt" || fail "no FUGU Table 4-4 beside vni"
 grep -q "latency L (derived)" "$dir/out.txt" || fail "no derived LogP L"
 grep -q "successful poll (intersection)" "$dir/out.txt" || fail "no poll intersection row"
 grep -q "one-to-one blocking, double-word: bandwidth" "$dir/out.txt" || fail "no xfer fit"

@@ -101,6 +101,13 @@ int rqb_fam_large(struct rqb *b);
 int rqb_fam_intr(struct rqb *b);
 int rqb_fam_overflow(struct rqb *b);
 
+/* The seed's figure for a row that has an analog (paper.c), or NULL; and
+ * the row's note with it put first (in buf) unless the note already cites
+ * the paper. */
+const char *rqb_paper_ref(const char *family, const char *name);
+const char *rqb_paper_note(const char *family, const char *name, const char *note, char *buf,
+                           size_t cap);
+
 /* Plots of every family that has rows (plots.c). */
 void rqb_plots(const struct rqb_report *r, const char *dir);
 

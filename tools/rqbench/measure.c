@@ -91,8 +91,10 @@ void rqb_measure(struct rqb *b, const char *what, rqb_fn fn, void *arg, struct r
 void rqb_row(struct rqb *b, const char *name, double param, const char *unit,
              const struct rqb_summary *s, const char *note)
 {
+    char buf[sizeof b->rep.rows->note];
     if (b->me == 0)
-        rqb_report_add(&b->rep, b->family, "librq", name, param, unit, s, note);
+        rqb_report_add(&b->rep, b->family, "librq", name, param, unit, s,
+                       rqb_paper_note(b->family, name, note, buf, sizeof buf));
 }
 
 void rqb_row_na(struct rqb *b, const char *name, double param, const char *unit, const char *why)
@@ -113,7 +115,9 @@ void rqb_row_derived(struct rqb *b, const char *name, double param, const char *
     struct rqb_summary s;
     rqb_summarize(&v, 1, 0.9, &s);
     s.min = s.max = NAN;
-    rqb_report_add(&b->rep, b->family, "librq", name, param, unit, &s, note);
+    char buf[sizeof b->rep.rows->note];
+    rqb_report_add(&b->rep, b->family, "librq", name, param, unit, &s,
+                   rqb_paper_note(b->family, name, note, buf, sizeof buf));
 }
 
 double rqb_from(struct rqb *b, int r, double v)
