@@ -1,7 +1,8 @@
 #!/bin/sh
 # apps/run.sh - run every application and kernel (transpose, sptrsv,
-# random, p2p, stencil, and the Split-C programs radix, sample, bitonic,
-# cannon, mm, fft, em3d under each strategy), every variant and its MPI
+# random, p2p, stencil, the Split-C programs radix, sample, bitonic,
+# cannon, mm, fft, em3d under each strategy, and FUGU's barrier, null,
+# synth and enum), every variant and its MPI
 # peer in one invocation, at 1, 2, 4 and 8 ranks on this node (counts above the
 # cores marked '*': oversubscribed) and across two simulated nodes
 # (tests/two_nodes.sh: UCX between the halves), then print one table per
@@ -42,12 +43,14 @@ if [ $quick = 1 ]; then
     gu_args="2 20" p2_args="10 500 500" st_args="10 500" rx_args="--reps 3 100000"
     bi_args="--reps 3 100000" ca_args="--reps 3 256" mm_args="--reps 3 --block 16 128"
     ff_args="--reps 3 16" em_args="--reps 3 5000 10 0.2 20"
+    fb_args="20000" fn_args="200000 1000" fs_args="--interval 1000 100 50000" fe_args="6"
     sx_vars="radix:store,bulk sample:store,bulk bitonic:get cannon:get mm:get fft:store,bulk em3d:bulk"
 else
     tp_args="10 4096 32" sp_args="--levels --block 8 --reps 51 pwr10"
     gu_args="4 24" p2_args="20 1000 1000" st_args="20 2000" rx_args="--reps 5 2000000"
     bi_args="--reps 5 1000000" ca_args="--reps 3 768" mm_args="--reps 5 --block 16 256"
     ff_args="--reps 5 20" em_args="--reps 5 20000 10 0.2 50"
+    fb_args="100000" fn_args="1000000 1000" fs_args="--interval 1000 100 200000" fe_args="6"
     sx_vars="radix:store,bulk,am sample:store,bulk,am bitonic:get,store cannon:get,read
              mm:get,read fft:store,bulk em3d:get,store,bulk,am"
 fi
@@ -129,8 +132,34 @@ splitc_mpi() { # ranks: each Split-C program's MPI version
     done
 }
 
+# FUGU's standalone programs (thesis Tables 7-2, 7-3): "<name>: ranks n,
+# time t s, ..." (finegrain.h).
+run_f() { # app impl variant where ranks cmd...
+    app=$1 impl=$2 v=$3 w=$4 n=$5; shift 5
+    r=$("$@" 2>&1) || { echo "run.sh: $app $impl $v $n ranks ($w) failed:" >&2; echo "$r" | tail -3 >&2; return; }
+    t=$(echo "$r" | sed -n 's/^[a-z0-9-]*: ranks [0-9]*, time \([0-9.]*\) s.*/\1/p' | head -1)
+    row "$app" "$impl" "$v" "$w" "$n" "$t" "" "$(line_of "$r")"
+}
+fugu() { # ranks: each program and delivery, then its MPI version
+    n=$1
+    for v in am coll; do run_f barrier librq $v node $n "$rqrun" -n $n "$bin/barrier" --variant $v $fb_args; done
+    run_f null librq busy node $n "$rqrun" -n $n "$bin/null" $fn_args
+    for d in poll intr; do
+        run_f synth librq $d node $n "$rqrun" -n $n "$bin/synth" --delivery $d $fs_args
+        run_f enum librq $d node $n "$rqrun" -n $n "$bin/enum" --delivery $d $fe_args
+    done
+    run_f enum librq bulk node $n "$rqrun" -n $n "$bin/enum" --variant bulk $fe_args
+    if [ -x "$bin/synth-mpi" ]; then
+        for v in coll p2p; do run_f barrier mpi $v node $n mpirun -n $n --oversubscribe "$bin/barrier-mpi" --variant $v $fb_args; done
+        run_f null mpi busy node $n mpirun -n $n --oversubscribe "$bin/null-mpi" $fn_args
+        run_f synth mpi poll node $n mpirun -n $n --oversubscribe "$bin/synth-mpi" $fs_args
+        run_f enum mpi alltoallv node $n mpirun -n $n --oversubscribe "$bin/enum-mpi" $fe_args
+    fi
+}
+
 for n in 1 2 4 8; do
     echo "run.sh: $n ranks" >&2
+    fugu $n
     kernels node $n "$rqrun" -n $n
     splitc node $n "$rqrun" -n $n
     if [ -x "$bin/random-mpi" ]; then
@@ -182,8 +211,8 @@ END {
   for (key in apps) {
     split(key, k, SUBSEP)
     printf "\n%s (%s): time in seconds (%s), %s\n", k[1], k[2],
-           k[1] == "sptrsv" ? "per solve" : k[1] == "random" ? "the timed pass" : k[1] ~ /^(radix|sample|bitonic)$/ ? "per sort" : k[1] ~ /^(cannon|mm)$/ ? "per product" : k[1] == "fft" ? "per transform" : k[1] == "em3d" ? "all iterations" : "per iteration",
-           k[1] ~ /^(radix|sample|bitonic|em3d)$/ ? "1-rank time / time in () (the same work per rank: 1.00 is ideal)" : "speedup over 1 rank in ()"
+           k[1] == "sptrsv" ? "per solve" : k[1] == "random" ? "the timed pass" : k[1] ~ /^(radix|sample|bitonic)$/ ? "per sort" : k[1] ~ /^(cannon|mm)$/ ? "per product" : k[1] == "fft" ? "per transform" : k[1] == "em3d" ? "all iterations" : k[1] ~ /^(barrier|null|synth|enum)$/ ? "the whole run" : "per iteration",
+           k[1] ~ /^(radix|sample|bitonic|em3d|null|synth)$/ ? "1-rank time / time in () (the same work per rank: 1.00 is ideal)" : "speedup over 1 rank in ()"
     printf "  %-28s", "impl/variant"
     for (i = 1; i <= n; i++) printf " %18s", R[i] (R[i] > cores ? "*" : "")
     printf "\n"
@@ -200,7 +229,7 @@ END {
     }
     # Weak scaling (a fixed size per rank: the sorts, em3d): the ideal
     # time stays the 1-rank time; strong scaling: it falls as 1 / ranks.
-    weak = k[1] ~ /^(radix|sample|bitonic|em3d)$/
+    weak = k[1] ~ /^(radix|sample|bitonic|em3d|null|synth)$/
     printf "  %-28s", weak ? "ideal: best 1-rank (per rank)" : "ideal: best 1-rank / ranks"
     for (i = 1; i <= n; i++) {
       b1 = ""

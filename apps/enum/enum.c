@@ -8,8 +8,11 @@
  * synchronization: the ranks sum what each sent to each, and a rank waits
  * until it has received all that was sent to it.  The per-level counts are
  * checked against a serial search of the same board on rank 0.
+ * --variant bulk batches the new positions per owner into medium messages
+ * of up to BATCH positions (what an MPI user's Alltoallv does per level,
+ * here as the positions are found).
  *
- * Usage: enum [--delivery poll|intr] [side (default 6)] */
+ * Usage: enum [--variant fine|bulk] [--delivery poll|intr] [side (default 6)] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +25,8 @@
 #include "fail.h"
 #include "finegrain.h"
 
-enum { H_POS = 1 };
+enum { H_POS = 1, H_BATCH = 2 };
+#define BATCH 1024 /* positions per medium message: 8 KiB */
 
 /* Handlers' state: under interrupt delivery the progress thread runs them
  * while the main thread expands, so the next level is theirs alone until
@@ -45,18 +49,54 @@ static void on_pos(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     fg.handler_ticks += rqa_ticks() - t0;
 }
 
+/* A batch of positions: each one as H_POS would take it. */
+static void on_batch(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    (void)ctx;
+    (void)arg;
+    uint64_t t0 = rqa_ticks();
+    size_t k = m->len / 8;
+    const uint64_t *p = m->data;
+    if (m->len % 8 != 0 || k == 0)
+        bad++;
+    for (size_t i = 0; i < k; i++) {
+        uint64_t v;
+        memcpy(&v, p + i, 8); /* the payload need not be aligned */
+        if (v == 0 || posset_add(&next, v) < 0)
+            bad++;
+    }
+    fg.received++;
+    fg.handlers++;
+    got += k;
+    fg.handler_ticks += rqa_ticks() - t0;
+}
+
+/* Send owner's batch: 0 or an RQ_E* code. */
+static int flush(rq_ctx_t *ctx, int owner, uint64_t *buf, unsigned *n, uint64_t *msgs)
+{
+    if (*n == 0)
+        return 0;
+    int rc = rq_request(ctx, owner, H_BATCH, NULL, 0, buf, (size_t)*n * 8, 0);
+    *n = 0;
+    (*msgs)++;
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     rq_ctx_t *ctx;
     if (rq_init(&argc, &argv, &ctx) != 0)
         return 1;
-    static const char *const names[] = {"poll", "intr"};
+    static const char *const names[] = {"poll", "intr"}, *const variants[] = {"fine", "bulk"};
     const int intr = rqa_variant(&argc, argv, "delivery", names, 2, "poll");
+    const int bulk = rqa_variant(&argc, argv, "variant", variants, 2, "fine");
     uint64_t side = 6;
     if (intr < 0)
         return rqa_fail(ctx, "ERROR: unknown delivery");
+    if (bulk < 0)
+        return rqa_fail(ctx, "ERROR: unknown variant");
     if (argc > 2)
-        return rqa_fail(ctx, "Usage: enum [--delivery poll|intr] [side]");
+        return rqa_fail(ctx, "Usage: enum [--variant fine|bulk] [--delivery poll|intr] [side]");
     if (argc == 2 && (rqa_parse_u64(argv[1], &side) != 0 || side < 3 || side > 8))
         return rqa_fail(ctx, "ERROR: side must be in 3..8");
     const int me = rq_rank(ctx), np = rq_size(ctx);
@@ -70,7 +110,13 @@ int main(int argc, char **argv)
     uint64_t *count = calloc((size_t)b.holes, sizeof *count), *serial = calloc((size_t)b.holes, 8);
     if (succ == NULL || count == NULL || serial == NULL)
         return rqa_fail(ctx, "ERROR: out of memory");
+    uint64_t *batch = bulk ? malloc((size_t)np * BATCH * 8) : NULL;
+    unsigned *nb = bulk ? calloc((size_t)np, sizeof *nb) : NULL;
+    if (bulk && (batch == NULL || nb == NULL))
+        return rqa_fail(ctx, "ERROR: out of memory");
     int rc = rq_handler_register(ctx, H_POS, on_pos, NULL, 0);
+    if (rc == 0)
+        rc = rq_handler_register(ctx, H_BATCH, on_batch, NULL, 0);
     if (rc == 0 && intr)
         rc = rq_interrupts(ctx, RQ_INTR_ALL);
     if ((int)(board_hash(b.start) % (uint64_t)np) == me)
@@ -78,8 +124,9 @@ int main(int argc, char **argv)
     if (rc == 0)
         rc = rq_barrier(ctx);
     if (me == 0)
-        printf("librq enum: %d ranks, triangle of side %d (%d holes), %s delivery\n", np, b.side,
-               b.holes, intr ? "interrupt" : "polled");
+        printf("librq enum: %d ranks, triangle of side %d (%d holes), %s, %s delivery\n", np,
+               b.side, b.holes, bulk ? "batches of positions" : "a message per position",
+               intr ? "interrupt" : "polled");
     uint64_t requests = 0, expect = 0;
     double t0 = rqa_now();
     for (int d = 0; d <= b.holes - 2 && rc == 0; d++) {
@@ -94,9 +141,15 @@ int main(int argc, char **argv)
             int k = board_next(&b, cur.slot[i], succ);
             for (int j = 0; j < k && rc == 0; j++) {
                 int owner = (int)(board_hash(succ[j]) % (uint64_t)np);
-                rc = rq_request(ctx, owner, H_POS, &succ[j], 1, NULL, 0, 0);
                 sent[owner]++;
-                requests++;
+                if (!bulk) {
+                    rc = rq_request(ctx, owner, H_POS, &succ[j], 1, NULL, 0, 0);
+                    requests++;
+                    continue;
+                }
+                batch[(size_t)owner * BATCH + nb[owner]++] = succ[j];
+                if (nb[owner] == BATCH)
+                    rc = flush(ctx, owner, batch + (size_t)owner * BATCH, &nb[owner], &requests);
             }
             /* Take in what arrived as we go: a rank that only sends fills
              * its peers' lanes, blocks, and buffers what they sent it. */
@@ -104,6 +157,8 @@ int main(int argc, char **argv)
                 while (rq_poll(ctx) > 0)
                     ;
         }
+        for (int r = 0; r < np && bulk && rc == 0; r++)
+            rc = flush(ctx, r, batch + (size_t)r * BATCH, &nb[r], &requests);
         if (rc == 0)
             rc = rq_allreduce(ctx, sent, tot, (size_t)np, RQ_UINT64, RQ_SUM);
         expect += tot[me];
@@ -153,5 +208,7 @@ int main(int argc, char **argv)
     free(succ);
     free(count);
     free(serial);
+    free(batch);
+    free(nb);
     return rq_finalize(ctx) != 0;
 }
