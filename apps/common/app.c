@@ -76,6 +76,14 @@ const char *rqa_take_opt(int *argc, char **argv, const char *name)
     return NULL;
 }
 
+int rqa_take_double(int *argc, char **argv, const char *name, double def, double min,
+                    double *out)
+{
+    const char *s = rqa_take_opt(argc, argv, name);
+    *out = def;
+    return s != NULL && (rqa_parse_double(s, out) != 0 || *out < min) ? -1 : 0;
+}
+
 int rqa_take_flag(int *argc, char **argv, const char *name)
 {
     for (int i = 1; i < *argc; i++)

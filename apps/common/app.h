@@ -24,6 +24,12 @@ double rqa_ticks_to_s(uint64_t ticks);
  * positional arguments keep their public meaning (PRK, HPCC). */
 const char *rqa_take_opt(int *argc, char **argv, const char *name);
 
+/* Remove option --name VALUE (as rqa_take_opt) and parse VALUE as a
+ * number >= min into *out; *out = def when the option is absent.  0, or
+ * -1 (not a number, or below min). */
+int rqa_take_double(int *argc, char **argv, const char *name, double def, double min,
+                    double *out);
+
 /* Remove flag --name from argv (anywhere); 1 if it was there, else 0. */
 int rqa_take_flag(int *argc, char **argv, const char *name);
 

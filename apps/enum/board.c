@@ -2,6 +2,7 @@
  * serial search every parallel run is checked against. */
 #include "board.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,4 +134,13 @@ int board_search_serial(const struct board *b, uint64_t *count)
     posset_free(&next);
     free(succ);
     return rc;
+}
+
+void board_print_result(const struct board *b, const uint64_t *count)
+{
+    uint64_t states = 0;
+    for (int d = 0; d <= b->holes - 2; d++)
+        states += count[d];
+    printf("positions %llu, of them with one peg left %llu\n", (unsigned long long)states,
+           (unsigned long long)count[b->holes - 2]);
 }

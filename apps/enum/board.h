@@ -48,6 +48,10 @@ int  posset_add(struct posset *s, uint64_t p);
 void posset_clear(struct posset *s);
 void posset_free(struct posset *s);
 
+/* Rank 0's result lines: the positions found (count[d] for d = 0 ..
+ * holes - 2) and those with one peg left. */
+void board_print_result(const struct board *b, const uint64_t *count);
+
 /* The whole search on one process: count[d] = positions after d moves,
  * d = 0 .. holes - 2 (count has holes - 1 entries).  0 or -1. */
 int board_search_serial(const struct board *b, uint64_t *count);

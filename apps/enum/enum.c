@@ -191,11 +191,7 @@ int main(int argc, char **argv)
     if (rqa_run_failed(ctx, rc, bad))
         return rqa_fail(ctx, NULL);
     if (me == 0) {
-        uint64_t states = 0;
-        for (int d = 0; d <= b.holes - 2; d++)
-            states += count[d];
-        printf("positions %llu, of them with one peg left %llu\n", (unsigned long long)states,
-               (unsigned long long)count[b.holes - 2]);
+        board_print_result(&b, count);
         rqa_fg_print("enum", np, slowest, &all);
         printf("Solution validates\n");
     }

@@ -121,11 +121,7 @@ int main(int argc, char **argv)
         if (tot_bad != 0) {
             printf("ERROR: the level counts differ from the serial search\n");
         } else {
-            uint64_t states = 0;
-            for (int d = 0; d <= b.holes - 2; d++)
-                states += count[d];
-            printf("positions %llu, of them with one peg left %llu\n", (unsigned long long)states,
-                   (unsigned long long)count[b.holes - 2]);
+            board_print_result(&b, count);
             rqa_fg_print("enum-mpi", np, slowest, &all);
             printf("Solution validates\n");
         }

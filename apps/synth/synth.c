@@ -55,13 +55,6 @@ static void on_ack(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     fg.handler_ticks += rqa_ticks() - t0;
 }
 
-static int parse_ns(int *argc, char **argv, const char *name, double def, double *out)
-{
-    const char *s = rqa_take_opt(argc, argv, name);
-    *out = def;
-    return s == NULL ? 0 : rqa_parse_double(s, out) != 0 || *out < 0 ? -1 : 0;
-}
-
 int main(int argc, char **argv)
 {
     rq_ctx_t *ctx;
@@ -73,8 +66,8 @@ int main(int argc, char **argv)
     uint64_t n, count;
     if (intr < 0)
         return rqa_fail(ctx, "ERROR: unknown delivery");
-    if (parse_ns(&argc, argv, "stall", 100, &stall_ns) != 0 ||
-        parse_ns(&argc, argv, "interval", 1000, &interval) != 0)
+    if (rqa_take_double(&argc, argv, "stall", 100, 0, &stall_ns) != 0 ||
+        rqa_take_double(&argc, argv, "interval", 1000, 0, &interval) != 0)
         return rqa_fail(ctx, "ERROR: --stall and --interval must be numbers of ns >= 0");
     if (argc != 3)
         return rqa_fail(ctx, "Usage: synth [--stall NS] [--interval NS] [--delivery poll|intr] "

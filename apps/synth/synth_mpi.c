@@ -67,13 +67,6 @@ static void progress(void)
     }
 }
 
-static int parse_ns(int *argc, char **argv, const char *name, double def, double *out)
-{
-    const char *s = rqa_take_opt(argc, argv, name);
-    *out = def;
-    return s == NULL ? 0 : rqa_parse_double(s, out) != 0 || *out < 0 ? -1 : 0;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -82,8 +75,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     double interval;
     uint64_t n, count;
-    if (parse_ns(&argc, argv, "stall", 100, &stall_ns) != 0 ||
-        parse_ns(&argc, argv, "interval", 1000, &interval) != 0)
+    if (rqa_take_double(&argc, argv, "stall", 100, 0, &stall_ns) != 0 ||
+        rqa_take_double(&argc, argv, "interval", 1000, 0, &interval) != 0)
         return rqa_mpi_fail("ERROR: --stall and --interval must be numbers of ns >= 0");
     if (argc != 3)
         return rqa_mpi_fail("Usage: synth-mpi [--stall NS] [--interval NS] <N> <requests per rank>");
