@@ -11,7 +11,7 @@
 # the load achieved.
 #
 #   bench/mixed_workload.sh [--ranks N] [--rounds R] [--fractions "0 0.1 0.25 0.5"]
-#                           [--programs "synth null barrier"] [--slice MS] [--out FILE]
+#                           [--programs "synth null barrier enum"] [--slice MS] [--out FILE]
 #
 # Run from the build directory (rqrun, rqload, rqgang, apps/ there).
 # Ranks above the CPU count are oversubscribed (the output says so).
@@ -43,6 +43,7 @@ cmd_of() {
     synth) echo "apps/synth --delivery intr --interval 2000 --stall 200 100 $((400000 / ranks))" ;;
     null) echo "apps/null 1000000 1000" ;;
     barrier) echo "apps/barrier 50000" ;;
+    enum) echo "apps/enum --delivery intr 6" ;;
     *) echo "unknown program $1" >&2; exit 2 ;;
     esac
 }
