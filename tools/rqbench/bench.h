@@ -45,6 +45,10 @@ double   rqb_timer_overhead_ns(void);
 double   rqb_tsc_ghz(void);
 /* Spin (no poll) for ns nanoseconds. */
 void     rqb_delay_ns(uint64_t ns);
+/* Register-only work of iters rounds, and its cost in ns per round on this
+ * core (measure it on the rank that will run it). */
+void     rqb_work(uint64_t iters);
+double   rqb_work_ns_per_iter(void);
 
 typedef double (*rqb_fn)(struct rqb *b, void *arg);
 /* Run fn until converged (see above); s gets the summary on rank 0. */

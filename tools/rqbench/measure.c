@@ -65,6 +65,26 @@ void rqb_delay_ns(uint64_t ns)
         ;
 }
 
+/* Register-only work: iters rounds of two dependent multiply-adds (no
+ * memory traffic, no calls: time the CPU gives it, nothing else). */
+static volatile double work_sink;
+void rqb_work(uint64_t iters)
+{
+    double x = 1.0, y = 0.5;
+    for (uint64_t i = 0; i < iters; i++) {
+        x = x * 1.0000001 + y;
+        y = y * 0.9999999 - 1e-9;
+    }
+    work_sink = x + y;
+}
+
+double rqb_work_ns_per_iter(void)
+{
+    uint64_t t0 = rqb_now_ns();
+    rqb_work(1u << 22);
+    return rqb_elapsed_ns(t0) / (1u << 22);
+}
+
 void rqb_measure(struct rqb *b, const char *what, rqb_fn fn, void *arg, struct rqb_summary *s)
 {
     const struct rqb_rule rule = {b->o.min_reps, b->o.max_reps, b->o.budget_s, b->o.rel};

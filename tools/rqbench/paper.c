@@ -60,6 +60,8 @@ static const struct ref refs[] = {
     {"splitc", "gap (exchange): get", "SC T1: CM-5 9.3 us, Paragon NP 13.5, T3D 0.56"},
     {"splitc", "gap (exchange): put", "SC T1: CM-5 9.3 us, Paragon NP 12.7, T3D 0.37"},
     {"splitc", "gap (exchange): store", "SC T1: CM-5 7.3 us, Paragon NP 14.1, T3D 4.7"},
+    {"splitc", "poll granularity: time per iteration",
+     "SC Fig 7/8: rare polls up to P x slower; NP always fast; polls cost only when very frequent"},
     {"poll", "successful poll (intersection)", "L&C Fig 6: 3.3 us per message (CMAM 2.85)"},
     {"vni", "send (null message)", "FUGU T4-4: send 7 cyc"},
     {"vni", "polled receive", "FUGU T4-4: polling receive 9 cyc"},

@@ -30,7 +30,7 @@ static const struct rqb_plot plots[] = {
      "destination rank", "ns", 0, 0, 0, "am", {"round-trip by destination", NULL}},
     {"intr-overhead", "Interrupt receive overhead against message interval (L&C Figure 7)",
      "interval x (ns)", "ns per message", 1, 1, 0, "intr",
-     {"interrupt overhead", "model, closed form", "model, k counted", NULL}},
+     {"interrupt overhead", "model, closed form", "model, k counted", "model, sleeps counted", NULL}},
 };
 
 void rqb_plots(const struct rqb_report *r, const char *dir)

@@ -294,6 +294,75 @@ static void grain_rows(struct rqb *b, const char *note)
     }
 }
 
+/* The paper's experiment (Figures 7, 8): ranks take turns being busy.
+ * The busy rank computes W in chunks of g, polling after each; every
+ * other rank first reads one word from it (it needs the datum to go on),
+ * then computes W itself.  Served at once (by polling often, by the NP
+ * thread, or by a direct load), all ranks compute together and a turn
+ * takes W; served only when the busy rank stops (g = W: no poll till
+ * the end), the others idle and a turn takes 2W.  Time per iteration =
+ * one turn per rank. */
+enum { TURN_WORK_NS = 1000000 };
+static double work_per_iter; /* ns, this rank's core */
+static void compute_polling(struct rqb *b, uint64_t grain)
+{
+    const uint64_t iters = (uint64_t)((double)grain / work_per_iter);
+    for (uint64_t done = 0; done < TURN_WORK_NS; done += grain) {
+        rqb_work(iters);
+        if (b != NULL)
+            rq_poll(b->ctx);
+    }
+}
+
+static double turns_run(struct rqb *b, void *argp)
+{
+    const uint64_t grain = *(const uint64_t *)argp;
+    rq_barrier(b->ctx);
+    uint64_t t0 = rqb_now_ns();
+    for (int busy = 0; busy < b->np; busy++) {
+        if (b->me != busy)
+            check(rq_read(b->ctx, &word[0], busy, RQB_DATA_OFF, 8));
+        compute_polling(b, grain);
+        rq_barrier(b->ctx);
+    }
+    return rqb_elapsed_ns(t0) / 1e3;
+}
+
+static void turns_rows(struct rqb *b, const char *strategy)
+{
+    static const uint64_t grains[] = {100, 1000, 10000, 100000, TURN_WORK_NS};
+    work_per_iter = rqb_work_ns_per_iter();
+    for (size_t i = 0; i < sizeof grains / sizeof grains[0]; i++) {
+        if (b->o.smoke && (i == 0 || i == 3))
+            continue;
+        /* ideal: the same chunks with no poll and nobody waiting, on rank 0 */
+        double ideal = 0;
+        if (b->me == 0) {
+            uint64_t t0 = rqb_now_ns();
+            compute_polling(NULL, grains[i]);
+            ideal = b->np * rqb_elapsed_ns(t0) / 1e3;
+        }
+        ideal = rqb_from(b, 0, ideal);
+        struct rqb_summary s;
+        rqb_measure(b, "turns", turns_run, (void *)&grains[i], &s);
+        char note[192];
+        snprintf(note, sizeof note, "%s; %d turns of %d us; ideal (no polls, no waits) %.0f us; "
+                 "param = g (ns)", strategy, b->np, TURN_WORK_NS / 1000, ideal);
+        double e = first_err, worst = 0;
+        rq_allreduce(b->ctx, &e, &worst, 1, RQ_DOUBLE, RQ_MIN);
+        first_err = 0;
+        if (worst < 0)
+            rqb_row_na(b, "poll granularity: time per iteration", (double)grains[i], "us",
+                       rq_strerror((int)worst));
+        else
+        {
+            rqb_row(b, "poll granularity: time per iteration", (double)grains[i], "us", &s, note);
+            rqb_row_derived(b, "poll granularity: over ideal", (double)grains[i], "ratio",
+                            s.median / ideal, "1 = every read served at once, 2 = at turn's end");
+        }
+    }
+}
+
 static int gas_available(struct rqb *b)
 {
     int64_t rc = 0;
@@ -362,6 +431,7 @@ int rqb_fam_splitc(struct rqb *b)
     if (gas) {
         bulk_rows(b, note);
         grain_rows(b, note);
+        turns_rows(b, note);
     }
     return 0;
 }
