@@ -8,8 +8,10 @@
 # (tests/two_nodes.sh: UCX between the halves), then print one table per
 # application: time, speedup over 1 rank, and librq / MPI.
 #
-#   apps/run.sh [--quick] [--out DIR]
+#   apps/run.sh [--quick] [--only GROUPS] [--out DIR]
 #
+# --only: a comma-separated subset of fugu, kernels, splitc, transpose,
+# sptrsv, nodes (default: all of them).
 # --quick: small inputs and, for the Split-C programs, the default variant
 # of each (radix and radixb, sample and sampleb, fft and fftb: both),
 # about a minute.  DIR (default apps-results)
@@ -17,15 +19,22 @@
 # like rqbench's outputs.  Binaries: $RQAPP_BIN (default: next to this
 # script when installed, else build/apps); rqrun from $RQRUN or PATH.
 set -u
-quick=0 out=apps-results
+quick=0 out=apps-results only=fugu,kernels,splitc,transpose,sptrsv,nodes
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
+    --only) only=$2; shift ;;
     --out) out=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--only GROUPS] [--out DIR]" >&2; exit 2 ;;
     esac
     shift
 done
+for g in $(echo "$only" | tr , ' '); do
+    case $g in fugu|kernels|splitc|transpose|sptrsv|nodes) ;;
+    *) echo "run.sh: unknown group '$g' (fugu, kernels, splitc, transpose, sptrsv, nodes)" >&2; exit 2 ;;
+    esac
+done
+want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -n "${RQAPP_BIN:-}" ]; then bin=$RQAPP_BIN
 elif [ -f "$here/transpose" ] && [ -x "$here/transpose" ]; then bin=$here
@@ -159,29 +168,37 @@ fugu() { # ranks: each program and delivery, then its MPI version
 
 for n in 1 2 4 8; do
     echo "run.sh: $n ranks" >&2
-    fugu $n
-    kernels node $n "$rqrun" -n $n
-    splitc node $n "$rqrun" -n $n
+    want fugu && fugu $n
+    want kernels && kernels node $n "$rqrun" -n $n
+    want splitc && splitc node $n "$rqrun" -n $n
     if [ -x "$bin/random-mpi" ]; then
-        splitc_mpi $n
-        run_k random mpi alltoallv node $n mpirun -n $n --oversubscribe "$bin/random-mpi" $gu_args
-        run_k p2p mpi sendrecv node $n mpirun -n $n --oversubscribe "$bin/p2p-mpi" $p2_args
-        run_k stencil mpi isend node $n mpirun -n $n --oversubscribe "$bin/stencil-mpi" $st_args
+        want splitc && splitc_mpi $n
+        if want kernels; then
+            run_k random mpi alltoallv node $n mpirun -n $n --oversubscribe "$bin/random-mpi" $gu_args
+            run_k p2p mpi sendrecv node $n mpirun -n $n --oversubscribe "$bin/p2p-mpi" $p2_args
+            run_k stencil mpi isend node $n mpirun -n $n --oversubscribe "$bin/stencil-mpi" $st_args
+        fi
     fi
-    for v in am rq rq-bw rq-alt rq-credit direct; do
-        run_tp librq $v node $n "$rqrun" -n $n "$bin/transpose" --variant $v $tp_args
-    done
-    for m in intr poll inlined; do
-        run_sp librq $m node $n "$rqrun" -n $n "$bin/sptrsv" --mode $m $sp_args
-    done
-    if [ -x "$bin/transpose-mpi" ]; then
-        for v in alltoall isend; do
-            run_tp mpi $v node $n mpirun -n $n --oversubscribe "$bin/transpose-mpi" --variant $v $tp_args
+    if want transpose; then
+        for v in am rq rq-bw rq-alt rq-credit direct; do
+            run_tp librq $v node $n "$rqrun" -n $n "$bin/transpose" --variant $v $tp_args
         done
-        run_sp mpi isend node $n mpirun -n $n --oversubscribe "$bin/sptrsv-mpi" $sp_args
+    fi
+    if want sptrsv; then
+        for m in intr poll inlined; do
+            run_sp librq $m node $n "$rqrun" -n $n "$bin/sptrsv" --mode $m $sp_args
+        done
+    fi
+    if [ -x "$bin/transpose-mpi" ]; then
+        if want transpose; then
+            for v in alltoall isend; do
+                run_tp mpi $v node $n mpirun -n $n --oversubscribe "$bin/transpose-mpi" --variant $v $tp_args
+            done
+        fi
+        want sptrsv && run_sp mpi isend node $n mpirun -n $n --oversubscribe "$bin/sptrsv-mpi" $sp_args
     fi
 done
-if [ -x "$two_nodes" ] && command -v mpirun >/dev/null; then
+if want nodes && [ -x "$two_nodes" ] && command -v mpirun >/dev/null; then
     echo "run.sh: two simulated nodes" >&2
     for n in 2 4; do
         for v in am rq rq-alt direct; do

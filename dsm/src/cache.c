@@ -1,0 +1,387 @@
+/* cache.c - the requester side: this rank's copy of each block, its
+ * handlers (DATA, INV, RECALL) and the application's start / end / flush
+ * calls.  The entry word's protocol and fences are in dsm.h. */
+#include <string.h>
+
+#include "dsm.h"
+
+static unsigned char *block_mem(struct rqdsm_region *r, size_t b)
+{
+    return r->mem + (b << r->dsm->block_shift);
+}
+
+static void to_home(rqdsm_t *d, struct rqdsm_region *r, size_t b, int h, unsigned kind,
+                    int with_data)
+{
+    uint64_t a[2] = {KEY(r->rid, b), kind};
+    int bytes = with_data && r->home != d->me; /* the home's copy is the master */
+    rqdsm_send(d, r->home, h, a[0], a, 2, bytes ? block_mem(r, b) : NULL, bytes ? d->block : 0);
+}
+
+/* A deferred INV or RECALL becomes due when the last holder leaves: w is
+ * the word before the CAS that released it, nw the one after.  Sends the
+ * answer the handler could not. */
+static void answer_deferred(rqdsm_t *d, struct rqdsm_region *r, size_t b, uint32_t w)
+{
+    if (w & E_INV_DEF)
+        to_home(d, r, b, H_INV_ACK, 0, 0);
+    else if (w & (E_REC_S | E_REC_I))
+        to_home(d, r, b, H_RECALL_DATA, (w & E_REC_S) ? E_S : E_I, 1);
+}
+
+/* The state a deferral leaves behind, with its bit cleared. */
+static uint32_t settle(uint32_t w)
+{
+    if (w & E_INV_DEF)
+        return (w & ~(E_INV_DEF | E_STATE)) | E_I;
+    if (w & E_REC_S)
+        return (w & ~(E_REC_S | E_STATE)) | E_S;
+    if (w & E_REC_I)
+        return (w & ~(E_REC_I | E_STATE)) | E_I;
+    return w;
+}
+
+/* ---- handlers --------------------------------------------------------- */
+
+void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    (void)ctx;
+    rqdsm_t *d = arg;
+    size_t b;
+    struct rqdsm_region *r = rqdsm_msg_region(d, m, 2, &b);
+    if (r == NULL)
+        return;
+    unsigned kind = (unsigned)m->args[1];
+    _Atomic uint32_t *e = &r->entry[b];
+    rqdsm_lock(r, b);
+    uint32_t w = atomic_load_explicit(e, memory_order_relaxed);
+    if (m->src != r->home || !(w & E_PEND) || (kind != E_S && kind != E_E) ||
+        (kind == E_S && (w & E_PEND_W))) {
+        STAT(d, dropped); /* nothing asked for this */
+        rqdsm_unlock(r, b);
+        return;
+    }
+    if (m->len == d->block && r->home != d->me)
+        memcpy(block_mem(r, b), m->data, d->block);
+    uint32_t nw;
+    do {
+        nw = (w & ~(E_STATE | E_PEND | E_PEND_W | E_WANT_R | E_WANT_W)) | kind;
+        if (w & E_WANT_W)
+            nw |= E_WRITER;
+        else if (w & E_WANT_R)
+            nw += E_RD_ONE;
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    rqdsm_unlock(r, b);
+}
+
+void rqdsm_h_inv(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    (void)ctx;
+    rqdsm_t *d = arg;
+    size_t b;
+    struct rqdsm_region *r = rqdsm_msg_region(d, m, 1, &b);
+    if (r == NULL || m->src != r->home) {
+        if (r != NULL)
+            STAT(d, dropped);
+        return;
+    }
+    STAT(d, invalidations);
+    _Atomic uint32_t *e = &r->entry[b];
+    rqdsm_lock(r, b);
+    uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
+    int now;
+    do {
+        /* Not shared here (dropped, or already invalid): just ack. */
+        now = (w & E_STATE) != E_S || E_READERS(w) == 0;
+        nw = now ? ((w & E_STATE) == E_S ? (w & ~E_STATE) | E_I : w) : w | E_INV_DEF;
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    if (now)
+        to_home(d, r, b, H_INV_ACK, 0, 0);
+    else
+        STAT(d, deferred);
+    rqdsm_unlock(r, b);
+}
+
+void rqdsm_h_recall(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    (void)ctx;
+    rqdsm_t *d = arg;
+    size_t b;
+    struct rqdsm_region *r = rqdsm_msg_region(d, m, 2, &b);
+    if (r == NULL)
+        return;
+    unsigned kind = (unsigned)m->args[1];
+    _Atomic uint32_t *e = &r->entry[b];
+    rqdsm_lock(r, b);
+    uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
+    if (m->src != r->home || (w & E_STATE) != E_E || (kind != E_S && kind != E_I)) {
+        STAT(d, dropped);
+        rqdsm_unlock(r, b);
+        return;
+    }
+    STAT(d, recalls);
+    int now;
+    do {
+        now = E_READERS(w) == 0 && !(w & E_WRITER);
+        nw = now ? (w & ~E_STATE) | kind : w | (kind == E_S ? E_REC_S : E_REC_I);
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    if (now)
+        to_home(d, r, b, H_RECALL_DATA, kind, 1);
+    else
+        STAT(d, deferred);
+    rqdsm_unlock(r, b);
+}
+
+/* ---- application calls ------------------------------------------------ */
+
+static int range(struct rqdsm_region *r, size_t off, size_t len, size_t *b0, size_t *b1)
+{
+    if (r == NULL || r->maps <= 0)
+        return RQ_EINVAL;
+    /* Handlers run by polling serve other ranks' misses: give them a turn
+     * on every call, even one that only hits. */
+    if (r->dsm->protocol == RQDSM_PROTO_POLL) {
+        int rc = rq_poll(r->dsm->ctx);
+        if (rc < 0)
+            return rc;
+    }
+    if (off >= r->size || (len != 0 && len > r->size - off))
+        return RQ_ERANGE;
+    if (len == 0)
+        len = r->size - off;
+    *b0 = off >> r->dsm->block_shift;
+    *b1 = (off + len - 1) >> r->dsm->block_shift;
+    return 0;
+}
+
+/* Ask the home for block b (exclusive if w), unless a request is out. */
+static void request(rqdsm_t *d, struct rqdsm_region *r, size_t b, int wr, uint32_t want)
+{
+    _Atomic uint32_t *e = &r->entry[b];
+    uint32_t w = atomic_load_explicit(e, memory_order_acquire), nw;
+    do {
+        if (w & E_PEND)
+            return;
+        nw = w | E_PEND | (wr ? E_PEND_W : 0) | want;
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                    memory_order_acquire));
+    if (wr) {
+        STAT(d, write_misses);
+        if ((w & E_STATE) == E_S)
+            STAT(d, upgrades);
+    } else {
+        STAT(d, read_misses);
+    }
+    to_home(d, r, b, wr ? H_WR_REQ : H_RD_REQ, 0, 0);
+}
+
+static int wait_clear(rqdsm_t *d, _Atomic uint32_t *e, uint32_t bit)
+{
+    unsigned spins = 0;
+    while (atomic_load_explicit(e, memory_order_acquire) & bit) {
+        int rc = rqdsm_wait_step(d, &spins);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Take a read hold on block b: a hit, or wait for a request's grant. */
+static int hold_read(rqdsm_t *d, struct rqdsm_region *r, size_t b, int *missed)
+{
+    _Atomic uint32_t *e = &r->entry[b];
+    for (;;) {
+        uint32_t w = atomic_load_explicit(e, memory_order_acquire), nw;
+        if ((w & E_STATE) != E_I) {
+            nw = w + E_RD_ONE;
+        } else if (w & E_PEND) {
+            nw = w | E_WANT_R; /* the grant will carry our hold */
+        } else {
+            request(d, r, b, 0, E_WANT_R);
+            *missed = 1;
+            return wait_clear(d, e, E_PEND); /* the grant carries the hold */
+        }
+        if (atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            if (!(nw & E_WANT_R) || (w & E_WANT_R))
+                return 0; /* held */
+            *missed = 1;
+            return wait_clear(d, e, E_PEND);
+        }
+    }
+}
+
+int rqdsm_start_read(rqdsm_region_t *r, size_t off, size_t len)
+{
+    size_t b0, b1;
+    int rc = range(r, off, len, &b0, &b1);
+    if (rc != 0)
+        return rc;
+    rqdsm_t *d = r->dsm;
+    /* Ask for every missing block at once (no hold: a copy that arrives
+     * may still be invalidated), then hold them in order: holding only in
+     * block order keeps two ranges from waiting on each other. */
+    if (b1 > b0)
+        for (size_t b = b0; b <= b1; b++)
+            if ((atomic_load_explicit(&r->entry[b], memory_order_relaxed) & E_STATE) == E_I)
+                request(d, r, b, 0, 0);
+    for (size_t b = b0; b <= b1; b++) {
+        int missed = 0;
+        rc = hold_read(d, r, b, &missed);
+        if (rc != 0)
+            return rc;
+        if (!missed)
+            STAT(d, read_hits);
+    }
+    return 0;
+}
+
+/* Drop one read hold; answer a deferral if it was the last holder. */
+static void release_read(rqdsm_t *d, struct rqdsm_region *r, size_t b)
+{
+    _Atomic uint32_t *e = &r->entry[b];
+    uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
+    do {
+        nw = w - E_RD_ONE;
+        if (E_READERS(nw) == 0 && !(nw & E_WRITER))
+            nw = settle(nw);
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    if (E_READERS(nw) == 0 && !(nw & E_WRITER))
+        answer_deferred(d, r, b, w);
+}
+
+int rqdsm_end_read(rqdsm_region_t *r, size_t off, size_t len)
+{
+    size_t b0, b1;
+    int rc = range(r, off, len, &b0, &b1);
+    if (rc != 0)
+        return rc;
+    for (size_t b = b0; b <= b1; b++)
+        if (E_READERS(atomic_load_explicit(&r->entry[b], memory_order_relaxed)) == 0)
+            return RQ_ERANGE; /* no matching start: change nothing */
+    for (size_t b = b0; b <= b1; b++)
+        release_read(r->dsm, r, b);
+    return 0;
+}
+
+/* Take the write hold on block b. */
+static int hold_write(rqdsm_t *d, struct rqdsm_region *r, size_t b, int *missed)
+{
+    _Atomic uint32_t *e = &r->entry[b];
+    for (;;) {
+        uint32_t w = atomic_load_explicit(e, memory_order_acquire), nw;
+        if ((w & E_STATE) == E_E && !(w & E_PEND)) {
+            nw = w | E_WRITER;
+        } else if ((w & E_PEND) && (w & E_PEND_W)) {
+            nw = w | E_WANT_W;
+        } else if (w & E_PEND) { /* a read request is out: let it land */
+            int rc = wait_clear(d, e, E_PEND);
+            if (rc != 0)
+                return rc;
+            continue;
+        } else {
+            request(d, r, b, 1, E_WANT_W);
+            *missed = 1;
+            return wait_clear(d, e, E_PEND); /* the grant carries the hold */
+        }
+        if (atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            if (nw & E_WRITER)
+                return 0;
+            *missed = 1;
+            return wait_clear(d, e, E_PEND);
+        }
+    }
+}
+
+int rqdsm_start_write(rqdsm_region_t *r, size_t off, size_t len)
+{
+    size_t b0, b1;
+    int rc = range(r, off, len, &b0, &b1);
+    if (rc != 0)
+        return rc;
+    rqdsm_t *d = r->dsm;
+    for (size_t b = b0; b <= b1; b++) {
+        uint32_t w = atomic_load_explicit(&r->entry[b], memory_order_relaxed);
+        if (E_READERS(w) != 0 || (w & E_WRITER))
+            return RQ_EINVAL; /* upgrade inside a read, or nested write */
+    }
+    if (b1 > b0)
+        for (size_t b = b0; b <= b1; b++)
+            if ((atomic_load_explicit(&r->entry[b], memory_order_relaxed) & E_STATE) != E_E)
+                request(d, r, b, 1, 0);
+    for (size_t b = b0; b <= b1; b++) {
+        int missed = 0;
+        rc = hold_write(d, r, b, &missed);
+        if (rc != 0)
+            return rc;
+        if (!missed)
+            STAT(d, write_hits);
+    }
+    return 0;
+}
+
+int rqdsm_end_write(rqdsm_region_t *r, size_t off, size_t len)
+{
+    size_t b0, b1;
+    int rc = range(r, off, len, &b0, &b1);
+    if (rc != 0)
+        return rc;
+    for (size_t b = b0; b <= b1; b++)
+        if (!(atomic_load_explicit(&r->entry[b], memory_order_relaxed) & E_WRITER))
+            return RQ_ERANGE;
+    rqdsm_t *d = r->dsm;
+    for (size_t b = b0; b <= b1; b++) {
+        _Atomic uint32_t *e = &r->entry[b];
+        uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
+        do {
+            nw = w & ~E_WRITER;
+            if (E_READERS(nw) == 0)
+                nw = settle(nw);
+        } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                        memory_order_relaxed));
+        if (E_READERS(nw) == 0)
+            answer_deferred(d, r, b, w);
+    }
+    return 0;
+}
+
+int rqdsm_flush(rqdsm_region_t *r)
+{
+    if (r == NULL || r->maps <= 0)
+        return RQ_EINVAL;
+    rqdsm_t *d = r->dsm;
+    /* Shared copies go at once; exclusive ones are recalled by the home
+     * (it serialises the give-back with other requests), then awaited. */
+    for (size_t b = 0; b < r->nblocks; b++) {
+        _Atomic uint32_t *e = &r->entry[b];
+        uint32_t w = atomic_load_explicit(e, memory_order_acquire);
+        if (E_READERS(w) != 0 || (w & (E_WRITER | E_PEND)))
+            continue;
+        if ((w & E_STATE) == E_S) {
+            if (atomic_compare_exchange_strong_explicit(e, &w, (w & ~E_STATE) | E_I,
+                                                        memory_order_acq_rel,
+                                                        memory_order_relaxed))
+                to_home(d, r, b, H_DROP, 0, 0);
+        } else if ((w & E_STATE) == E_E) {
+            to_home(d, r, b, H_FLUSH_REQ, 0, 0);
+        }
+    }
+    for (size_t b = 0; b < r->nblocks; b++) {
+        _Atomic uint32_t *e = &r->entry[b];
+        unsigned spins = 0;
+        for (;;) {
+            uint32_t w = atomic_load_explicit(e, memory_order_acquire);
+            if ((w & E_STATE) != E_E || E_READERS(w) != 0 || (w & E_WRITER))
+                break;
+            int rc = rqdsm_wait_step(d, &spins);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}

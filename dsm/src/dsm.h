@@ -1,0 +1,176 @@
+/* dsm.h - rqdsm internals: the instance, regions, the per-block words and
+ * the directory (docs/dsm.md has the protocol's state machine).
+ *
+ * MEMORY ORDERING
+ *
+ * The entry word (one per block per mapping, struct rqdsm_region.entry) is
+ * written by two kinds of thread: this rank's application thread (start /
+ * end calls) and the protocol handlers for that block (one at a time: the
+ * PDQ serialises a block's key; under RQDSM_PROTO_SPINLOCK the block's
+ * lock does; under RQDSM_PROTO_POLL one thread runs everything).  Every
+ * change is a compare-and-swap on the whole word, so "a handler defers an
+ * invalidation" and "the last end call sees the deferral" cannot both
+ * miss each other.  The block's bytes are published by the word:
+ *   - a DATA handler copies the bytes in, then its CAS (release) sets the
+ *     state; the application's load of the word (acquire) that sees the
+ *     state orders its reads of the bytes after the copy;
+ *   - a handler or end call that gives the block away (INV, RECALL) first
+ *     CASes the state down (acq_rel: after the application's last write,
+ *     which its end call released), then copies the bytes out; no new
+ *     DATA for the block can overwrite them meanwhile (the block's
+ *     handlers are serialised, and the application has not asked again).
+ *
+ * The directory (struct dir, home only) is touched only by handlers of
+ * its block's key, one at a time: no atomics.  The region table is written
+ * by the application thread (create, map) and by the DESTROY handler
+ * (RQ_KEY_SEQUENTIAL: nothing else runs); handlers read it.  Pointers are
+ * published with release stores and read with acquire loads.
+ */
+#ifndef RQDSM_INTERNAL_H
+#define RQDSM_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "rqdsm.h"
+
+/* Handler ids, from attr.handler_base. */
+enum {
+    H_RD_REQ,      /* requester -> home: a copy to read */
+    H_WR_REQ,      /* requester -> home: the only copy, to write */
+    H_FLUSH_REQ,   /* owner -> home: recall my exclusive copy */
+    H_DROP,        /* sharer -> home: I dropped my shared copy */
+    H_INV_ACK,     /* sharer -> home: invalidated */
+    H_RECALL_DATA, /* owner -> home: the bytes, downgraded or invalidated */
+    H_DATA,        /* home -> requester: granted (shared or exclusive) */
+    H_INV,         /* home -> sharer: invalidate */
+    H_RECALL,      /* home -> owner: give it back (to shared or invalid) */
+    H_MAP_REQ,     /* any -> home: the region's size */
+    H_REPLY,       /* a cookie's answer (map, destroy) */
+    H_DESTROY,     /* home -> mapper: drop the region (RQ_KEY_SEQUENTIAL) */
+    H_COUNT
+};
+
+/* Entry word: state, outstanding request, deferrals, holders. */
+#define E_STATE   0x3u    /* E_I, E_S or E_E */
+#define E_I       0u
+#define E_S       1u
+#define E_E       2u
+#define E_PEND    0x4u    /* a request to the home is outstanding */
+#define E_PEND_W  0x8u    /* ... and it asks for an exclusive copy */
+#define E_WANT_R  0x10u   /* the application waits: grant it a read hold */
+#define E_WANT_W  0x20u   /* the application waits: grant it the write hold */
+#define E_INV_DEF 0x40u   /* an INV waits for the last end call */
+#define E_REC_S   0x80u   /* a RECALL to shared waits */
+#define E_REC_I   0x100u  /* a RECALL to invalid waits */
+#define E_WRITER  0x200u  /* the application is in a write section */
+#define E_RD_ONE  (1u << 12)
+#define E_READERS(w) ((w) >> 12)
+
+/* Key layout: home 16 bits | serial 20 | block 28.  A rid is the key's
+ * top 36 bits.  home 0xffff is refused so no key is a reserved one. */
+#define SERIAL_BITS 20
+#define BLOCK_BITS  28
+#define RID_HOME(rid)   ((int)((rid) >> SERIAL_BITS))
+#define RID_SERIAL(rid) ((uint32_t)((rid) & ((1u << SERIAL_BITS) - 1)))
+#define KEY(rid, b)     (((uint64_t)(rid) << BLOCK_BITS) | (uint64_t)(b))
+#define KEY_RID(k)      ((k) >> BLOCK_BITS)
+#define KEY_BLOCK(k)    ((size_t)((k) & ((1u << BLOCK_BITS) - 1)))
+#define MAX_HOME        0xfffe
+
+/* A request waiting at the home while its block is busy. */
+struct pend {
+    struct pend *next;
+    int          src;
+    int          type; /* H_RD_REQ, H_WR_REQ, H_FLUSH_REQ, H_DROP */
+};
+
+/* The home's record of one block. */
+struct dir {
+    uint8_t      excl;      /* 1: `owner` holds the only copy; 0: sharers */
+    uint8_t      busy;      /* serving a request that waits for acks / data */
+    uint8_t      need_data; /* the write being served sends the bytes */
+    uint8_t      serving;   /* H_RD_REQ, H_WR_REQ or H_FLUSH_REQ */
+    int          owner;
+    int          src;       /* the request being served */
+    uint32_t     acks;      /* INV_ACKs still due */
+    struct pend *head, *tail;
+};
+
+struct rqdsm_region {
+    rqdsm_t            *dsm;
+    rqdsm_rid_t         rid;
+    int                 home;
+    size_t              size, nblocks;
+    unsigned char      *mem;      /* nblocks * block bytes (home: the master) */
+    _Atomic uint32_t   *entry;    /* one word per block */
+    atomic_flag        *lock;     /* RQDSM_PROTO_SPINLOCK: one per block */
+    struct dir         *dir;      /* home only */
+    uint64_t           *sharers;  /* home only: words_per_block per block */
+    _Atomic uint64_t   *mappers;  /* home only: ranks that mapped it */
+    int                 maps;     /* rqdsm_map calls minus unmaps, here */
+};
+
+/* A region table: per home, 1024 chunks of 1024 region pointers. */
+#define CHUNK 1024u
+typedef _Atomic(struct rqdsm_region *) region_slot;
+struct home_table {
+    _Atomic(region_slot *) chunk[CHUNK];
+};
+
+/* Waiters for answers (map, destroy): a message names a slot and its
+ * generation, never a pointer, so a forged answer is dropped. */
+#define COOKIES 64u
+struct cookie {
+    _Atomic int64_t  value;
+    _Atomic int      left; /* answers still due */
+    _Atomic uint32_t gen;
+};
+
+struct rqdsm {
+    rq_ctx_t        *ctx;
+    rq_pdq_t        *pdq;
+    int              me, np;
+    unsigned         block, block_shift;
+    int              protocol, pdq_mode;
+    unsigned         qid, hbase;
+    unsigned         words; /* sharer bitmap words per block */
+    uint32_t         next_serial;
+    _Atomic(struct home_table *) *homes; /* np entries */
+    struct cookie    cookies[COOKIES];     /* application thread's waits */
+    struct {
+        _Atomic uint64_t read_hits, write_hits, read_misses, write_misses, upgrades,
+            invalidations, recalls, deferred, home_requests, messages, dropped;
+    } st;
+};
+
+#define STAT(d, f) atomic_fetch_add_explicit(&(d)->st.f, 1, memory_order_relaxed)
+
+/* init.c */
+int  rqdsm_send(rqdsm_t *d, int dst, int h, uint64_t key, const uint64_t *args, unsigned nargs,
+                const void *data, size_t len);
+int  rqdsm_wait_step(rqdsm_t *d, unsigned *spins);
+void rqdsm_lock(struct rqdsm_region *r, size_t b);
+void rqdsm_unlock(struct rqdsm_region *r, size_t b);
+
+/* regions.c */
+struct rqdsm_region *rqdsm_lookup(rqdsm_t *d, rqdsm_rid_t rid);
+/* The region and block a message names, NULL (counted) if unknown. */
+struct rqdsm_region *rqdsm_msg_region(rqdsm_t *d, const rq_msg_t *m, unsigned nargs, size_t *b);
+void rqdsm_region_free(struct rqdsm_region *r);
+void rqdsm_free_all(rqdsm_t *d);
+void rqdsm_h_map_req(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+void rqdsm_h_reply(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+void rqdsm_h_destroy(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+
+/* home.c */
+void rqdsm_h_request(rq_ctx_t *ctx, const rq_msg_t *m, void *arg); /* RD, WR, FLUSH, DROP */
+void rqdsm_h_inv_ack(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+void rqdsm_h_recall_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+
+/* cache.c */
+void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+void rqdsm_h_inv(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+void rqdsm_h_recall(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+
+#endif

@@ -1,0 +1,240 @@
+/* init.c - the DSM instance: start and stop, how protocol messages travel
+ * under each protocol, how the application thread waits, statistics. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsm.h"
+
+static const rq_handler_fn handlers[H_COUNT] = {
+    [H_RD_REQ] = rqdsm_h_request,      [H_WR_REQ] = rqdsm_h_request,
+    [H_FLUSH_REQ] = rqdsm_h_request,   [H_DROP] = rqdsm_h_request,
+    [H_INV_ACK] = rqdsm_h_inv_ack,     [H_RECALL_DATA] = rqdsm_h_recall_data,
+    [H_DATA] = rqdsm_h_data,           [H_INV] = rqdsm_h_inv,
+    [H_RECALL] = rqdsm_h_recall,       [H_MAP_REQ] = rqdsm_h_map_req,
+    [H_REPLY] = rqdsm_h_reply,         [H_DESTROY] = rqdsm_h_destroy,
+};
+
+static int attr_fill(const rqdsm_attr_t *in, rqdsm_attr_t *a)
+{
+    *a = in ? *in : (rqdsm_attr_t){0};
+    if (a->block == 0)
+        a->block = 128;
+    if (a->protocol == 0)
+        a->protocol = RQDSM_PROTO_PDQ;
+    if (a->threads == 0)
+        a->threads = 1;
+    if (a->pdq_mode == 0)
+        a->pdq_mode = RQ_PDQ_DEDICATED;
+    if (a->qid == 0)
+        a->qid = RQDSM_QID;
+    if (a->handler_base == 0)
+        a->handler_base = RQDSM_HANDLER_BASE;
+    if (a->block < RQDSM_BLOCK_MIN || a->block > RQDSM_BLOCK_MAX || (a->block & (a->block - 1)))
+        return RQ_EINVAL;
+    if (a->protocol < RQDSM_PROTO_PDQ || a->protocol > RQDSM_PROTO_SPINLOCK)
+        return RQ_EINVAL;
+    if (a->threads > 1024 || a->qid >= RQ_MAX_QUEUES)
+        return RQ_EINVAL;
+    if (a->pdq_mode != RQ_PDQ_DEDICATED && a->pdq_mode != RQ_PDQ_MULTIPLEXED)
+        return RQ_EINVAL;
+    if (a->handler_base > RQ_MAX_HANDLERS - H_COUNT)
+        return RQ_EINVAL;
+    return 0;
+}
+
+/* Every rank must pass the same attributes: compare a digest's min and max. */
+static int same_everywhere(rq_ctx_t *ctx, const rqdsm_attr_t *a, int local_rc)
+{
+    uint64_t h = 1469598103934665603ull;
+    const uint64_t v[] = {a->block, (uint64_t)a->protocol, a->threads, (uint64_t)a->pdq_mode,
+                          a->qid, a->handler_base, (uint64_t)(local_rc != 0)};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        h = (h ^ v[i]) * 1099511628211ull;
+    uint64_t lo[2] = {h, (uint64_t)(local_rc != 0)}, hi[2];
+    uint64_t mn[2];
+    int rc = rq_allreduce(ctx, lo, mn, 2, RQ_UINT64, RQ_MIN);
+    if (rc == 0)
+        rc = rq_allreduce(ctx, lo, hi, 2, RQ_UINT64, RQ_MAX);
+    if (rc != 0)
+        return rc;
+    return mn[0] == hi[0] && hi[1] == 0 ? 0 : RQ_EINVAL;
+}
+
+int rqdsm_init(rq_ctx_t *ctx, const rqdsm_attr_t *attr, rqdsm_t **out)
+{
+    if (ctx == NULL || out == NULL)
+        return RQ_EINVAL;
+    *out = NULL;
+    rqdsm_attr_t a;
+    int local = attr_fill(attr, &a);
+    int me = rq_rank(ctx), np = rq_size(ctx);
+    if (local == 0 && np - 1 > MAX_HOME)
+        local = RQ_EINVAL;
+    /* Collective even on bad input, so that no rank waits alone. */
+    int rc = same_everywhere(ctx, &a, local);
+    if (rc != 0)
+        return local != 0 ? local : rc;
+    rqdsm_t *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return RQ_ENOMEM;
+    d->homes = calloc((size_t)np, sizeof *d->homes);
+    if (d->homes == NULL) {
+        free(d);
+        return RQ_ENOMEM;
+    }
+    d->ctx = ctx;
+    d->me = me;
+    d->np = np;
+    d->block = a.block;
+    d->block_shift = (unsigned)__builtin_ctz(a.block);
+    d->protocol = a.protocol;
+    d->pdq_mode = a.pdq_mode;
+    d->qid = a.qid;
+    d->hbase = a.handler_base;
+    d->words = (unsigned)((np + 63) / 64);
+    for (unsigned h = 0; h < H_COUNT && rc == 0; h++)
+        rc = rq_handler_register(ctx, d->hbase + h, handlers[h], d, 0);
+    if (rc == 0 && d->protocol != RQDSM_PROTO_POLL) {
+        rq_pdq_attr_t pa = {a.threads, a.pdq_mode, 0};
+        rc = rq_pdq_open(ctx, d->qid, &pa, &d->pdq);
+    }
+    /* Nobody sends before every rank has its handlers. */
+    int64_t all = rc, worst = 0;
+    int brc = rq_allreduce(ctx, &all, &worst, 1, RQ_INT64, RQ_MIN);
+    if (brc != 0 || worst != 0) {
+        if (d->pdq)
+            rq_pdq_close(d->pdq);
+        for (unsigned h = 0; h < H_COUNT; h++)
+            rq_handler_register(ctx, d->hbase + h, NULL, NULL, 0);
+        free(d->homes);
+        free(d);
+        return rc != 0 ? rc : brc != 0 ? brc : RQ_EINVAL;
+    }
+    *out = d;
+    return 0;
+}
+
+/* Handle everything that has arrived (and what that sends), then stop. */
+static int quiesce(rqdsm_t *d)
+{
+    int rc = rq_barrier(d->ctx);
+    if (rc == 0 && d->pdq)
+        rc = rq_pdq_drain(d->pdq);
+    else
+        while (rc >= 0 && (rc = rq_poll(d->ctx)) > 0)
+            ;
+    int rc2 = rq_barrier(d->ctx);
+    return rc < 0 ? rc : rc2;
+}
+
+int rqdsm_finalize(rqdsm_t *d)
+{
+    if (d == NULL)
+        return RQ_EINVAL;
+    int rc = quiesce(d);
+    if (d->pdq) {
+        int c = rq_pdq_close(d->pdq);
+        rc = rc != 0 ? rc : c;
+    }
+    for (unsigned h = 0; h < H_COUNT; h++)
+        rq_handler_register(d->ctx, d->hbase + h, NULL, NULL, 0);
+    rqdsm_free_all(d);
+    free(d->homes);
+    free(d);
+    return rc;
+}
+
+/* One protocol message.  PDQ: keyed by the block, so a block's handlers
+ * run one at a time, in order per source, and distinct blocks in
+ * parallel.  SPINLOCK: keyed by the source (order per source, which the
+ * protocol needs; any block's handlers may meet, under the block's lock).
+ * POLL: an active message, run by rq_poll on the main thread. */
+int rqdsm_send(rqdsm_t *d, int dst, int h, uint64_t key, const uint64_t *args, unsigned nargs,
+               const void *data, size_t len)
+{
+    STAT(d, messages);
+    if (d->protocol == RQDSM_PROTO_POLL)
+        return rq_request(d->ctx, dst, d->hbase + (unsigned)h, args, nargs, data, len, 0);
+    if (d->protocol == RQDSM_PROTO_SPINLOCK && key != RQ_KEY_SEQUENTIAL && key != RQ_KEY_NOSYNC)
+        key = (uint64_t)d->me;
+    return rq_pdq_enqueue(d->ctx, dst, d->qid, key, d->hbase + (unsigned)h, args, nargs, data,
+                          len, 0);
+}
+
+/* One step of an application-thread wait: run what this thread may run
+ * (every protocol's AM handlers and replies; the PDQ's handlers when
+ * multiplexed), then back off. */
+int rqdsm_wait_step(rqdsm_t *d, unsigned *spins)
+{
+    int rc = rq_poll(d->ctx);
+    if (rc < 0)
+        return rc;
+    if (d->pdq && d->pdq_mode == RQ_PDQ_MULTIPLEXED) {
+        int h = rq_pdq_help(d->pdq, 16);
+        if (h < 0)
+            return h;
+        rc += h;
+    }
+    if (rc > 0) {
+        *spins = 0;
+        return 0;
+    }
+    if (++*spins > 64)
+        sched_yield(); /* the protocol's threads may need this core */
+    else
+        __builtin_ia32_pause();
+    return 0;
+}
+
+void rqdsm_lock(struct rqdsm_region *r, size_t b)
+{
+    if (r->lock == NULL)
+        return;
+    while (atomic_flag_test_and_set_explicit(&r->lock[b], memory_order_acquire))
+        __builtin_ia32_pause();
+}
+
+void rqdsm_unlock(struct rqdsm_region *r, size_t b)
+{
+    if (r->lock != NULL)
+        atomic_flag_clear_explicit(&r->lock[b], memory_order_release);
+}
+
+int rqdsm_poll(rqdsm_t *d)
+{
+    if (d == NULL)
+        return RQ_EINVAL;
+    int rc = rq_poll(d->ctx);
+    if (rc >= 0 && d->pdq && d->pdq_mode == RQ_PDQ_MULTIPLEXED) {
+        int h = rq_pdq_help(d->pdq, 64);
+        rc = h < 0 ? h : rc + h;
+    }
+    return rc;
+}
+
+int rqdsm_stats(const rqdsm_t *d, rqdsm_stats_t *o)
+{
+    if (d == NULL || o == NULL)
+        return RQ_EINVAL;
+#define GET(f) o->f = atomic_load_explicit(&d->st.f, memory_order_relaxed)
+    GET(read_hits);
+    GET(write_hits);
+    GET(read_misses);
+    GET(write_misses);
+    GET(upgrades);
+    GET(invalidations);
+    GET(recalls);
+    GET(deferred);
+    GET(home_requests);
+    GET(messages);
+    GET(dropped);
+#undef GET
+    return 0;
+}
+
+unsigned rqdsm_block(const rqdsm_t *d)
+{
+    return d ? d->block : 0;
+}
