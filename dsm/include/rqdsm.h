@@ -18,7 +18,9 @@
  *   - One application thread per rank calls rqdsm (the one that called
  *     rqdsm_init); calls from other threads are not supported.
  *   - The protocol runs in handlers: on the PDQ's threads
- *     (RQDSM_PROTO_PDQ, the default; dedicated or multiplexed), on the
+ *     (RQDSM_PROTO_PDQ, the default; dedicated or multiplexed; an
+ *     application thread waiting in an rqdsm call, or in rqdsm_poll,
+ *     runs them too), on the
  *     main thread inside rq_poll (RQDSM_PROTO_POLL), or on the PDQ's
  *     threads under one spin lock per block (RQDSM_PROTO_SPINLOCK, the PDQ
  *     paper's baseline).  Under RQDSM_PROTO_POLL a rank serves other
@@ -160,8 +162,8 @@ int rqdsm_flush(rqdsm_region_t *region);
 int rqdsm_destroy(rqdsm_t *dsm, rqdsm_rid_t rid);
 
 /* rqdsm_poll - run pending protocol work on the calling thread: rq_poll,
- * and rq_pdq_help in multiplexed mode.  Returns what they ran (>= 0) or
- * an error.  Non-blocking. */
+ * and rq_pdq_help (either PDQ mode).  Returns what they ran (>= 0) or an
+ * error.  Non-blocking. */
 int rqdsm_poll(rqdsm_t *dsm);
 
 /* rqdsm_stats - this rank's counters since rqdsm_init.  Returns 0 or

@@ -164,14 +164,16 @@ int rqdsm_send(rqdsm_t *d, int dst, int h, uint64_t key, const uint64_t *args, u
 }
 
 /* One step of an application-thread wait: run what this thread may run
- * (every protocol's AM handlers and replies; the PDQ's handlers when
- * multiplexed), then back off. */
+ * (every protocol's AM handlers and replies, and the PDQ's handlers: a
+ * thread that waits for a miss is idle, and on a machine with no spare
+ * core the protocol threads would otherwise wait for the scheduler to
+ * preempt it), then back off. */
 int rqdsm_wait_step(rqdsm_t *d, unsigned *spins)
 {
     int rc = rq_poll(d->ctx);
     if (rc < 0)
         return rc;
-    if (d->pdq && d->pdq_mode == RQ_PDQ_MULTIPLEXED) {
+    if (d->pdq) {
         int h = rq_pdq_help(d->pdq, 16);
         if (h < 0)
             return h;
@@ -207,7 +209,7 @@ int rqdsm_poll(rqdsm_t *d)
     if (d == NULL)
         return RQ_EINVAL;
     int rc = rq_poll(d->ctx);
-    if (rc >= 0 && d->pdq && d->pdq_mode == RQ_PDQ_MULTIPLEXED) {
+    if (rc >= 0 && d->pdq) {
         int h = rq_pdq_help(d->pdq, 64);
         rc = h < 0 ? h : rc + h;
     }

@@ -1,0 +1,183 @@
+/* dsmlat - the DSM protocol's miss latencies beside the active-message
+ * round trip they are made of, in the same run (the PDQ paper's Table 1
+ * question: what a remote miss costs over the messages it needs).
+ *
+ * Rank 1 homes a one-block region; rank 0 maps it and times, per batch
+ * of n, with every other rank idle:
+ *   AM round trip   rq_request to rank 1, whose handler replies; rank 0
+ *                   polls for the reply (the floor of any remote miss);
+ *   read miss       start_read + end_read of a block not cached here
+ *                   (a flush, not timed, drops the copy first): RD_REQ to
+ *                   the home, DATA back;
+ *   write miss      start_write + end_write of a block the home holds
+ *                   exclusively (rank 1 writes it first, not timed): the
+ *                   home recalls its own copy, then DATA back;
+ *   read hit        start_read + end_read of a block held here.
+ * Medians of the batches.  Target (issue 20): read miss <= 3 AM round
+ * trips on the same two cores.
+ *
+ * Usage: dsmlat [--protocol pdq|multiplexed|poll|spinlock] [--threads T]
+ *               [--block B] [iterations (default 2000)] */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rq.h>
+#include <rqdsm.h>
+
+#include "app.h"
+#include "fail.h"
+#include "placement.h"
+
+enum { H_PING = 200, H_PONG = 201, H_TURN = 202, BATCHES = 9 };
+
+static volatile uint64_t pongs, turns;
+
+static void on_turn(rq_ctx_t *ctx, const rq_msg_t *m, void *a)
+{
+    (void)ctx;
+    (void)m;
+    (void)a;
+    turns++;
+}
+
+static void on_ping(rq_ctx_t *ctx, const rq_msg_t *m, void *a)
+{
+    (void)a;
+    rq_reply(ctx, m, H_PONG, NULL, 0, NULL, 0, 0);
+}
+
+static void on_pong(rq_ctx_t *ctx, const rq_msg_t *m, void *a)
+{
+    (void)ctx;
+    (void)m;
+    (void)a;
+    pongs++;
+}
+
+static const char *const protos[] = {"pdq", "multiplexed", "poll", "spinlock"};
+
+int main(int argc, char **argv)
+{
+    rq_ctx_t *ctx;
+    if (rq_init(&argc, &argv, &ctx) != 0)
+        return 1;
+    int proto = rqa_variant(&argc, argv, "protocol", protos, 4, "pdq");
+    double threads, block;
+    if (proto < 0 || rqa_take_double(&argc, argv, "threads", 1, 1, &threads) != 0 ||
+        rqa_take_double(&argc, argv, "block", 128, RQDSM_BLOCK_MIN, &block) != 0 ||
+        threads > 1024 || block > RQDSM_BLOCK_MAX || ((unsigned)block & ((unsigned)block - 1)))
+        return rqa_fail(ctx, "Usage: dsmlat [--protocol pdq|multiplexed|poll|spinlock] "
+                             "[--threads T] [--block B] [iterations]");
+    uint64_t n = 2000;
+    if (argc > 2 || (argc == 2 && (rqa_parse_u64(argv[1], &n) != 0 || n < 1)))
+        return rqa_fail(ctx, "ERROR: iterations must be >= 1");
+    const int me = rq_rank(ctx), np = rq_size(ctx);
+    if (np < 2)
+        return rqa_fail(ctx, "ERROR: dsmlat needs 2 ranks or more");
+    double line = rqa_placement_rq(ctx);
+    rq_handler_register(ctx, H_PING, on_ping, NULL, 0);
+    rq_handler_register(ctx, H_PONG, on_pong, NULL, 0);
+    rq_handler_register(ctx, H_TURN, on_turn, NULL, 0);
+    rqdsm_attr_t attr = {.block = (unsigned)block, .threads = (unsigned)threads};
+    attr.protocol = proto == 2 ? RQDSM_PROTO_POLL : proto == 3 ? RQDSM_PROTO_SPINLOCK
+                                                               : RQDSM_PROTO_PDQ;
+    attr.pdq_mode = proto == 1 ? RQ_PDQ_MULTIPLEXED : RQ_PDQ_DEDICATED;
+    rqdsm_t *dsm;
+    int rc = rqdsm_init(ctx, &attr, &dsm);
+    if (rc != 0)
+        return rqa_fail(ctx, "ERROR: rqdsm_init failed");
+    uint64_t rid = 0;
+    if (me == 1 && rqdsm_create(dsm, attr.block, &rid) != 0)
+        return rqa_fail(ctx, "ERROR: rqdsm_create failed");
+    rq_broadcast(ctx, 1, &rid, sizeof rid);
+    rqdsm_region_t *r;
+    if (rqdsm_map(dsm, rid, &r) != 0)
+        return rqa_fail(ctx, "ERROR: rqdsm_map failed");
+    double am[BATCHES], rmiss[BATCHES], wmiss[BATCHES], rhit[BATCHES];
+    rq_barrier(ctx);
+    for (int bt = 0; bt < BATCHES; bt++) {
+        /* AM round trip */
+        if (me == 0) {
+            uint64_t t0 = rqa_ticks();
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t want = pongs + 1;
+                rq_request(ctx, 1, H_PING, NULL, 0, NULL, 0, 0);
+                while (pongs < want)
+                    rq_poll(ctx);
+            }
+            am[bt] = rqa_ticks_to_s(rqa_ticks() - t0) * 1e9 / (double)n;
+        }
+        rq_barrier(ctx); /* rank 1 polled its pings inside */
+        /* read miss and read hit */
+        if (me == 0) {
+            uint64_t miss = 0, hit = 0;
+            for (uint64_t i = 0; i < n; i++) {
+                rqdsm_flush(r);
+                uint64_t t0 = rqa_ticks();
+                rqdsm_start_read(r, 0, 0);
+                uint64_t t1 = rqa_ticks();
+                rqdsm_end_read(r, 0, 0);
+                rqdsm_start_read(r, 0, 0);
+                rqdsm_end_read(r, 0, 0);
+                uint64_t t2 = rqa_ticks();
+                miss += t1 - t0;
+                hit += t2 - t1;
+            }
+            rmiss[bt] = rqa_ticks_to_s(miss) * 1e9 / (double)n;
+            rhit[bt] = rqa_ticks_to_s(hit) * 1e9 / (double)n;
+            rq_request(ctx, 1, H_TURN, NULL, 0, NULL, 0, 0);
+        } else if (me == 1) { /* an attentive home: it polls the DSM */
+            uint64_t want = turns + 1;
+            while (turns < want)
+                rqdsm_poll(dsm);
+        }
+        rq_barrier(ctx);
+        /* write miss: the home takes the block back, then rank 0 asks */
+        uint64_t wsum = 0;
+        for (uint64_t i = 0; i < n && me <= 1; i++) {
+            uint64_t want = turns + 1;
+            if (me == 1) {
+                rqdsm_start_write(r, 0, 0);
+                ((volatile char *)rqdsm_ptr(r))[0] = (char)i;
+                rqdsm_end_write(r, 0, 0);
+                rq_request(ctx, 0, H_TURN, NULL, 0, NULL, 0, 0);
+                while (turns < want)
+                    rqdsm_poll(dsm);
+            } else {
+                while (turns < want)
+                    rqdsm_poll(dsm);
+                uint64_t t0 = rqa_ticks();
+                rqdsm_start_write(r, 0, 0);
+                ((volatile char *)rqdsm_ptr(r))[1] = (char)i;
+                rqdsm_end_write(r, 0, 0);
+                wsum += rqa_ticks() - t0;
+                rq_request(ctx, 1, H_TURN, NULL, 0, NULL, 0, 0);
+            }
+        }
+        if (me == 0)
+            wmiss[bt] = rqa_ticks_to_s(wsum) * 1e9 / (double)n;
+        rq_barrier(ctx);
+    }
+    rqdsm_stats_t st;
+    rqdsm_stats(dsm, &st);
+    if (me == 0) {
+        double a = rqa_median(am, BATCHES), m = rqa_median(rmiss, BATCHES);
+        printf("librq dsmlat: %d ranks, protocol %s, %u protocol threads, block %u bytes, "
+               "%llu iterations x %d batches\n",
+               np, protos[proto], attr.threads, attr.block, (unsigned long long)n, BATCHES);
+        rqa_placement_print(line);
+        printf("AM round trip (ns)   = %.0f\n", a);
+        printf("Read miss (ns)       = %.0f\n", m);
+        printf("Write miss (ns)      = %.0f\n", rqa_median(wmiss, BATCHES));
+        printf("Read hit (ns)        = %.1f\n", rqa_median(rhit, BATCHES));
+        printf("Read miss / AM RT    = %.2f (target <= 3)\n", m / a);
+        printf("Misses (rank 0)      = %llu read, %llu write\n",
+               (unsigned long long)st.read_misses, (unsigned long long)st.write_misses);
+    }
+    rqdsm_unmap(r);
+    rc = rqdsm_finalize(dsm);
+    rq_finalize(ctx);
+    return rc == 0 ? 0 : 1;
+}
