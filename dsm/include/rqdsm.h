@@ -88,6 +88,8 @@ typedef struct rqdsm_stats {
     uint64_t home_requests;           /* requests served as home (others' and own) */
     uint64_t messages;                /* protocol messages sent */
     uint64_t dropped;                 /* messages for an unknown or destroyed region */
+    uint64_t handlers;                /* protocol handlers run on this rank */
+    uint64_t handler_ns;              /* time in them (TSC, calibrated at init) */
 } rqdsm_stats_t;
 
 /* rqdsm_init - start the DSM on every rank of ctx's job.  attr NULL: the

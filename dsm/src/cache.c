@@ -75,6 +75,25 @@ void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     rqdsm_unlock(r, b);
 }
 
+/* An INV for this rank's copy: 1 if it is gone now (answer at once), 0 if
+ * a holder defers it to the last end call.  Under the block's serialisation. */
+int rqdsm_local_inv(rqdsm_t *d, struct rqdsm_region *r, size_t b)
+{
+    STAT(d, invalidations);
+    _Atomic uint32_t *e = &r->entry[b];
+    uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
+    int now;
+    do {
+        /* Not shared here (dropped, or already invalid): just ack. */
+        now = (w & E_STATE) != E_S || E_READERS(w) == 0;
+        nw = now ? ((w & E_STATE) == E_S ? (w & ~E_STATE) | E_I : w) : w | E_INV_DEF;
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    if (!now)
+        STAT(d, deferred);
+    return now;
+}
+
 void rqdsm_h_inv(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 {
     (void)ctx;
@@ -86,22 +105,28 @@ void rqdsm_h_inv(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
             STAT(d, dropped);
         return;
     }
-    STAT(d, invalidations);
-    _Atomic uint32_t *e = &r->entry[b];
     rqdsm_lock(r, b);
+    if (rqdsm_local_inv(d, r, b))
+        to_home(d, r, b, H_INV_ACK, 0, 0);
+    rqdsm_unlock(r, b);
+}
+
+/* A RECALL of this rank's exclusive copy to kind (E_S or E_I): 1 if done
+ * now (the caller sends the bytes), 0 if a holder defers it. */
+int rqdsm_local_recall(rqdsm_t *d, struct rqdsm_region *r, size_t b, unsigned kind)
+{
+    STAT(d, recalls);
+    _Atomic uint32_t *e = &r->entry[b];
     uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
     int now;
     do {
-        /* Not shared here (dropped, or already invalid): just ack. */
-        now = (w & E_STATE) != E_S || E_READERS(w) == 0;
-        nw = now ? ((w & E_STATE) == E_S ? (w & ~E_STATE) | E_I : w) : w | E_INV_DEF;
+        now = E_READERS(w) == 0 && !(w & E_WRITER);
+        nw = now ? (w & ~E_STATE) | kind : w | (kind == E_S ? E_REC_S : E_REC_I);
     } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
                                                     memory_order_relaxed));
-    if (now)
-        to_home(d, r, b, H_INV_ACK, 0, 0);
-    else
+    if (!now)
         STAT(d, deferred);
-    rqdsm_unlock(r, b);
+    return now;
 }
 
 void rqdsm_h_recall(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
@@ -113,25 +138,12 @@ void rqdsm_h_recall(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     if (r == NULL)
         return;
     unsigned kind = (unsigned)m->args[1];
-    _Atomic uint32_t *e = &r->entry[b];
     rqdsm_lock(r, b);
-    uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
-    if (m->src != r->home || (w & E_STATE) != E_E || (kind != E_S && kind != E_I)) {
+    uint32_t w = atomic_load_explicit(&r->entry[b], memory_order_relaxed);
+    if (m->src != r->home || (w & E_STATE) != E_E || (kind != E_S && kind != E_I))
         STAT(d, dropped);
-        rqdsm_unlock(r, b);
-        return;
-    }
-    STAT(d, recalls);
-    int now;
-    do {
-        now = E_READERS(w) == 0 && !(w & E_WRITER);
-        nw = now ? (w & ~E_STATE) | kind : w | (kind == E_S ? E_REC_S : E_REC_I);
-    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
-                                                    memory_order_relaxed));
-    if (now)
+    else if (rqdsm_local_recall(d, r, b, kind))
         to_home(d, r, b, H_RECALL_DATA, kind, 1);
-    else
-        STAT(d, deferred);
     rqdsm_unlock(r, b);
 }
 

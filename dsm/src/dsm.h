@@ -140,8 +140,10 @@ struct rqdsm {
     struct cookie    cookies[COOKIES];     /* application thread's waits */
     struct {
         _Atomic uint64_t read_hits, write_hits, read_misses, write_misses, upgrades,
-            invalidations, recalls, deferred, home_requests, messages, dropped;
+            invalidations, recalls, deferred, home_requests, messages, dropped, handlers,
+            handler_ticks;
     } st;
+    double           ns_per_tick; /* TSC calibration */
 };
 
 #define STAT(d, f) atomic_fetch_add_explicit(&(d)->st.f, 1, memory_order_relaxed)
@@ -172,5 +174,9 @@ void rqdsm_h_recall_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
 void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
 void rqdsm_h_inv(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
 void rqdsm_h_recall(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
+/* The home's own copy, from its directory's handlers (same key): 1 done,
+ * 0 deferred to the holder's end call (which then messages the home). */
+int  rqdsm_local_inv(rqdsm_t *d, struct rqdsm_region *r, size_t b);
+int  rqdsm_local_recall(rqdsm_t *d, struct rqdsm_region *r, size_t b, unsigned kind);
 
 #endif

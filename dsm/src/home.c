@@ -33,6 +33,28 @@ static void ask(rqdsm_t *d, struct rqdsm_region *r, size_t b, int dst, int h, un
     rqdsm_send(d, dst, h, a[0], a, 2, NULL, 0);
 }
 
+static void finish(rqdsm_t *d, struct rqdsm_region *r, size_t b);
+
+/* Whether the home's own copy may be changed in place: not while a grant
+ * to itself is on its way (its entry still shows the request pending):
+ * the grant must land first, which the message to itself guarantees
+ * (FIFO from one source) and an in-place change would not. */
+static int in_place(struct rqdsm_region *r, size_t b)
+{
+    return !(atomic_load_explicit(&r->entry[b], memory_order_relaxed) & E_PEND);
+}
+
+/* Recall the owner's copy to kind; the home's own copy is recalled in
+ * place (no message), and finishes the request at once unless a holder
+ * defers it. */
+static void recall(rqdsm_t *d, struct rqdsm_region *r, size_t b, int owner, unsigned kind)
+{
+    if (owner != d->me || !in_place(r, b))
+        ask(d, r, b, owner, H_RECALL, kind);
+    else if (rqdsm_local_recall(d, r, b, kind))
+        finish(d, r, b);
+}
+
 /* Serve one request on a free block; it may leave the block busy. */
 static void serve(rqdsm_t *d, struct rqdsm_region *r, size_t b, int src, int type)
 {
@@ -51,7 +73,7 @@ static void serve(rqdsm_t *d, struct rqdsm_region *r, size_t b, int src, int typ
             e->busy = 1;
             e->serving = H_RD_REQ;
             e->src = src;
-            ask(d, r, b, e->owner, H_RECALL, E_S);
+            recall(d, r, b, e->owner, E_S);
         }
         break;
     case H_WR_REQ:
@@ -60,7 +82,10 @@ static void serve(rqdsm_t *d, struct rqdsm_region *r, size_t b, int src, int typ
             uint32_t others = 0;
             for (int x = 0; x < d->np; x++)
                 if (x != src && has(s, x)) {
-                    ask(d, r, b, x, H_INV, 0);
+                    if (x != d->me || !in_place(r, b))
+                        ask(d, r, b, x, H_INV, 0);
+                    else if (rqdsm_local_inv(d, r, b))
+                        continue; /* the home's own copy went in place */
                     others++;
                 }
             if (others == 0) {
@@ -83,7 +108,7 @@ static void serve(rqdsm_t *d, struct rqdsm_region *r, size_t b, int src, int typ
             e->serving = H_WR_REQ;
             e->src = src;
             e->need_data = 1;
-            ask(d, r, b, e->owner, H_RECALL, E_I);
+            recall(d, r, b, e->owner, E_I);
         }
         break;
     case H_FLUSH_REQ: /* only the current owner's; a stale one is moot */
@@ -91,7 +116,7 @@ static void serve(rqdsm_t *d, struct rqdsm_region *r, size_t b, int src, int typ
             e->busy = 1;
             e->serving = H_FLUSH_REQ;
             e->src = src;
-            ask(d, r, b, src, H_RECALL, E_I);
+            recall(d, r, b, src, E_I);
         }
         break;
     case H_DROP:

@@ -2,19 +2,61 @@
  * under each protocol, how the application thread waits, statistics. */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dsm.h"
 
+/* Every handler is timed (FUGU Table 7-2's T_handler): the TSC around
+ * it, added to the rank's counters. */
+static inline uint64_t ticks(void)
+{
+    return __builtin_ia32_rdtsc();
+}
+
+#define TIMED(fn)                                                              \
+    static void timed_##fn(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)      \
+    {                                                                          \
+        rqdsm_t *d = arg;                                                      \
+        uint64_t t0 = ticks();                                                 \
+        fn(ctx, m, arg);                                                       \
+        STAT(d, handlers);                                                     \
+        atomic_fetch_add_explicit(&d->st.handler_ticks, ticks() - t0,          \
+                                  memory_order_relaxed);                       \
+    }
+TIMED(rqdsm_h_request)
+TIMED(rqdsm_h_inv_ack)
+TIMED(rqdsm_h_recall_data)
+TIMED(rqdsm_h_data)
+TIMED(rqdsm_h_inv)
+TIMED(rqdsm_h_recall)
+TIMED(rqdsm_h_map_req)
+TIMED(rqdsm_h_reply)
+TIMED(rqdsm_h_destroy)
+
 static const rq_handler_fn handlers[H_COUNT] = {
-    [H_RD_REQ] = rqdsm_h_request,      [H_WR_REQ] = rqdsm_h_request,
-    [H_FLUSH_REQ] = rqdsm_h_request,   [H_DROP] = rqdsm_h_request,
-    [H_INV_ACK] = rqdsm_h_inv_ack,     [H_RECALL_DATA] = rqdsm_h_recall_data,
-    [H_DATA] = rqdsm_h_data,           [H_INV] = rqdsm_h_inv,
-    [H_RECALL] = rqdsm_h_recall,       [H_MAP_REQ] = rqdsm_h_map_req,
-    [H_REPLY] = rqdsm_h_reply,         [H_DESTROY] = rqdsm_h_destroy,
+    [H_RD_REQ] = timed_rqdsm_h_request,      [H_WR_REQ] = timed_rqdsm_h_request,
+    [H_FLUSH_REQ] = timed_rqdsm_h_request,   [H_DROP] = timed_rqdsm_h_request,
+    [H_INV_ACK] = timed_rqdsm_h_inv_ack,     [H_RECALL_DATA] = timed_rqdsm_h_recall_data,
+    [H_DATA] = timed_rqdsm_h_data,           [H_INV] = timed_rqdsm_h_inv,
+    [H_RECALL] = timed_rqdsm_h_recall,       [H_MAP_REQ] = timed_rqdsm_h_map_req,
+    [H_REPLY] = timed_rqdsm_h_reply,         [H_DESTROY] = timed_rqdsm_h_destroy,
 };
+
+/* ns per TSC tick, over 2 ms of the monotonic clock. */
+static double calibrate(void)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    uint64_t t0 = ticks();
+    do
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 2000000L);
+    uint64_t t1 = ticks();
+    double ns = (double)((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec));
+    return t1 > t0 ? ns / (double)(t1 - t0) : 0;
+}
 
 static int attr_fill(const rqdsm_attr_t *in, rqdsm_attr_t *a)
 {
@@ -94,6 +136,7 @@ int rqdsm_init(rq_ctx_t *ctx, const rqdsm_attr_t *attr, rqdsm_t **out)
     d->qid = a.qid;
     d->hbase = a.handler_base;
     d->words = (unsigned)((np + 63) / 64);
+    d->ns_per_tick = calibrate();
     for (unsigned h = 0; h < H_COUNT && rc == 0; h++)
         rc = rq_handler_register(ctx, d->hbase + h, handlers[h], d, 0);
     if (rc == 0 && d->protocol != RQDSM_PROTO_POLL) {
@@ -232,7 +275,11 @@ int rqdsm_stats(const rqdsm_t *d, rqdsm_stats_t *o)
     GET(home_requests);
     GET(messages);
     GET(dropped);
+    GET(handlers);
 #undef GET
+    o->handler_ns = (uint64_t)((double)atomic_load_explicit(&d->st.handler_ticks,
+                                                            memory_order_relaxed) *
+                               d->ns_per_tick);
     return 0;
 }
 

@@ -1,0 +1,109 @@
+/* dsmapp.c - the rqdsm programs' shared start, barrier and report. */
+#include "dsmapp.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "finegrain.h"
+
+enum { H_BARRIER = 199 };
+
+static volatile uint64_t arrived[2];
+static uint64_t epoch;
+
+static void on_arrive(rq_ctx_t *ctx, const rq_msg_t *m, void *a)
+{
+    (void)ctx;
+    (void)a;
+    if (m->nargs == 1)
+        arrived[m->args[0] & 1]++;
+}
+
+static const char *const protos[] = {"pdq", "multiplexed", "poll", "spinlock"};
+
+int rqa_dsm_start(rq_ctx_t *ctx, int *argc, char **argv, rqdsm_t **dsm, char *org, size_t orgn)
+{
+    int me = rq_rank(ctx);
+    (void)rqa_ticks(); /* start the tick clock: the report converts with it */
+    int p = rqa_variant(argc, argv, "protocol", protos, 4, "pdq");
+    double threads = 1, block = 128;
+    if (p < 0 || rqa_take_double(argc, argv, "threads", 1, 1, &threads) != 0 ||
+        rqa_take_double(argc, argv, "dsm-block", 128, RQDSM_BLOCK_MIN, &block) != 0 ||
+        threads > 1024 || block > RQDSM_BLOCK_MAX || ((unsigned)block & ((unsigned)block - 1))) {
+        if (me == 0)
+            fprintf(stderr, "%s: --protocol pdq|multiplexed|poll|spinlock, --threads 1..1024, "
+                            "--dsm-block a power of two in 32..4096\n", argv[0]);
+        return -1;
+    }
+    rqdsm_attr_t a = {.block = (unsigned)block, .threads = (unsigned)threads};
+    a.protocol = p == 2 ? RQDSM_PROTO_POLL : p == 3 ? RQDSM_PROTO_SPINLOCK : RQDSM_PROTO_PDQ;
+    a.pdq_mode = p == 1 ? RQ_PDQ_MULTIPLEXED : RQ_PDQ_DEDICATED;
+    if (rq_handler_register(ctx, H_BARRIER, on_arrive, NULL, 0) != 0 ||
+        rqdsm_init(ctx, &a, dsm) != 0) {
+        if (me == 0)
+            fprintf(stderr, "%s: rqdsm_init failed\n", argv[0]);
+        return -1;
+    }
+    if (a.protocol == RQDSM_PROTO_POLL)
+        snprintf(org, orgn, "poll, %u B blocks", a.block);
+    else
+        snprintf(org, orgn, "%s, %u thread%s, %u B blocks",
+                 p == 0 ? "pdq dedicated" : p == 1 ? "pdq multiplexed" : "spinlock",
+                 a.threads, a.threads == 1 ? "" : "s", a.block);
+    return 0;
+}
+
+int rqa_dsm_barrier(rq_ctx_t *ctx, rqdsm_t *dsm)
+{
+    int me = rq_rank(ctx), np = rq_size(ctx);
+    uint64_t e = epoch++, a = e;
+    for (int r = 0; r < np; r++)
+        if (r != me) {
+            int rc = rq_request(ctx, r, H_BARRIER, &a, 1, NULL, 0, 0);
+            if (rc != 0)
+                return rc;
+        }
+    unsigned spins = 0;
+    while (arrived[e & 1] < (uint64_t)(np - 1)) {
+        int rc = rqdsm_poll(dsm);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            rqa_spin_turn(&spins);
+    }
+    arrived[e & 1] -= (uint64_t)(np - 1);
+    return 0;
+}
+
+int rqa_dsm_report(rq_ctx_t *ctx, rqdsm_t *dsm, const char *name, double secs)
+{
+    rqdsm_stats_t s;
+    rqdsm_stats(dsm, &s);
+    (void)rqa_ticks();
+    double tick_ns = rqa_ticks_to_s(1000000000ull); /* ns per tick */
+    struct rqa_fg c = {.sent = s.messages,
+                       .received = s.handlers,
+                       .handlers = s.handlers,
+                       .handler_ticks = tick_ns > 0 ? (uint64_t)((double)s.handler_ns / tick_ns) : 0},
+                  tot;
+    int rc = rqa_fg_sum_rq(ctx, &c, &tot);
+    uint64_t mine[7] = {s.read_misses, s.write_misses, s.upgrades, s.invalidations, s.recalls,
+                        s.deferred, s.read_hits + s.write_hits},
+             all[7];
+    if (rc == 0)
+        rc = rq_allreduce(ctx, mine, all, 7, RQ_UINT64, RQ_SUM);
+    double slowest = 0;
+    if (rc == 0)
+        rc = rq_allreduce(ctx, &secs, &slowest, 1, RQ_DOUBLE, RQ_MAX);
+    if (rc == 0 && rq_rank(ctx) == 0) {
+        rqa_fg_print(name, rq_size(ctx), slowest, &tot);
+        printf("%s protocol: %llu read misses, %llu write misses (%llu upgrades), "
+               "%llu invalidations, %llu recalls, %llu deferred, %llu hits\n",
+               name, (unsigned long long)all[0], (unsigned long long)all[1],
+               (unsigned long long)all[2], (unsigned long long)all[3],
+               (unsigned long long)all[4], (unsigned long long)all[5],
+               (unsigned long long)all[6]);
+    }
+    return rc;
+}

@@ -1,0 +1,32 @@
+/* dsmapp.h - what the programs on rqdsm share (lu, and the others of
+ * issue 20): the protocol organisation from the command line, a barrier
+ * that keeps serving the protocol while it waits, and the FUGU Table 7-2
+ * row of a run (messages, T_interhandler, T_handler from rqdsm's
+ * counters; buffered fraction from librq's). */
+#ifndef RQAPP_DSMAPP_H
+#define RQAPP_DSMAPP_H
+
+#include <stddef.h>
+
+#include <rq.h>
+#include <rqdsm.h>
+
+/* Take --protocol pdq|multiplexed|poll|spinlock, --threads T (protocol
+ * threads, 1..1024) and --dsm-block B (coherence block bytes) from argv,
+ * start rqdsm on ctx (collective) and describe the organisation in org
+ * (e.g. "pdq dedicated, 2 threads, 128 B blocks").  0, or -1 after
+ * printing why to stderr (rank 0). */
+int rqa_dsm_start(rq_ctx_t *ctx, int *argc, char **argv, rqdsm_t **dsm, char *org,
+                  size_t orgn);
+
+/* A barrier over active messages whose wait runs rqdsm_poll, so a rank
+ * that arrives early keeps serving the others' misses (rq_barrier would
+ * leave them to the protocol threads, or under poll, to nobody). */
+int rqa_dsm_barrier(rq_ctx_t *ctx, rqdsm_t *dsm);
+
+/* Collective: rank 0 prints "NAME: ranks N, time T s, messages M,
+ * T_interhandler X ns, T_handler Y ns, buffered F, buffer max B" and a
+ * line of the protocol's counters summed over the ranks. */
+int rqa_dsm_report(rq_ctx_t *ctx, rqdsm_t *dsm, const char *name, double secs);
+
+#endif
