@@ -10,8 +10,8 @@
 #
 #   apps/run.sh [--quick] [--only GROUPS] [--out DIR]
 #
-# --only: a comma-separated subset of fugu, kernels, splitc, transpose,
-# sptrsv, nodes (default: all of them).
+# --only: a comma-separated subset of fugu, dsm, kernels, splitc,
+# transpose, sptrsv, nodes (default: all of them).
 # --quick: small inputs and, for the Split-C programs, the default variant
 # of each (radix and radixb, sample and sampleb, fft and fftb: both),
 # about a minute.  DIR (default apps-results)
@@ -19,7 +19,7 @@
 # like rqbench's outputs.  Binaries: $RQAPP_BIN (default: next to this
 # script when installed, else build/apps); rqrun from $RQRUN or PATH.
 set -u
-quick=0 out=apps-results only=fugu,kernels,splitc,transpose,sptrsv,nodes
+quick=0 out=apps-results only=fugu,dsm,kernels,splitc,transpose,sptrsv,nodes
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
@@ -30,8 +30,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 for g in $(echo "$only" | tr , ' '); do
-    case $g in fugu|kernels|splitc|transpose|sptrsv|nodes) ;;
-    *) echo "run.sh: unknown group '$g' (fugu, kernels, splitc, transpose, sptrsv, nodes)" >&2; exit 2 ;;
+    case $g in fugu|dsm|kernels|splitc|transpose|sptrsv|nodes) ;;
+    *) echo "run.sh: unknown group '$g' (fugu, dsm, kernels, splitc, transpose, sptrsv, nodes)" >&2; exit 2 ;;
     esac
 done
 want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
@@ -53,6 +53,7 @@ if [ $quick = 1 ]; then
     bi_args="--reps 3 100000" ca_args="--reps 3 256" mm_args="--reps 3 --block 16 128"
     ff_args="--reps 3 16" em_args="--reps 3 5000 10 0.2 20"
     fb_args="20000" fn_args="200000 1000" fs_args="--interval 1000 100 50000" fe_args="6"
+    lu_args="256 16"
     sx_vars="radix:store,bulk sample:store,bulk bitonic:get cannon:get mm:get fft:store,bulk em3d:bulk"
 else
     tp_args="10 4096 32" sp_args="--levels --block 8 --reps 51 pwr10"
@@ -60,6 +61,7 @@ else
     bi_args="--reps 5 1000000" ca_args="--reps 3 768" mm_args="--reps 5 --block 16 256"
     ff_args="--reps 5 20" em_args="--reps 5 20000 10 0.2 50"
     fb_args="100000" fn_args="1000000 1000" fs_args="--interval 1000 100 200000" fe_args="6"
+    lu_args="768 32"
     sx_vars="radix:store,bulk,am sample:store,bulk,am bitonic:get,store cannon:get,read
              mm:get,read fft:store,bulk em3d:get,store,bulk,am"
 fi
@@ -166,9 +168,21 @@ fugu() { # ranks: each program and delivery, then its MPI version
     fi
 }
 
+dsm() { # ranks: the programs on rqdsm under each protocol organisation, then MPI
+    n=$1
+    for o in "pdq:--protocol pdq" "pdq-2:--protocol pdq --threads 2" \
+             "multiplexed:--protocol multiplexed" "poll:--protocol poll" \
+             "spinlock-2:--protocol spinlock --threads 2"; do
+        # shellcheck disable=SC2086
+        run_f lu librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/lu" ${o#*:} $lu_args
+    done
+    [ -x "$bin/lu-mpi" ] && run_f lu mpi bcast node $n mpirun -n $n --oversubscribe "$bin/lu-mpi" $lu_args
+}
+
 for n in 1 2 4 8; do
     echo "run.sh: $n ranks" >&2
     want fugu && fugu $n
+    want dsm && dsm $n
     want kernels && kernels node $n "$rqrun" -n $n
     want splitc && splitc node $n "$rqrun" -n $n
     if [ -x "$bin/random-mpi" ]; then
