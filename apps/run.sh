@@ -177,6 +177,8 @@ dsm() { # ranks: the programs on rqdsm under each protocol organisation, then MP
         run_f lu librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/lu" ${o#*:} $lu_args
         # shellcheck disable=SC2086
         run_f water librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/water" ${o#*:} $wa_args
+        # shellcheck disable=SC2086
+        run_f em3d-dsm librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/em3d-dsm" ${o#*:} $em_args
     done
     [ -x "$bin/lu-mpi" ] && run_f lu mpi bcast node $n mpirun -n $n --oversubscribe "$bin/lu-mpi" $lu_args
     [ -x "$bin/water-mpi" ] && run_f water mpi collectives node $n mpirun -n $n --oversubscribe "$bin/water-mpi" $wa_args
