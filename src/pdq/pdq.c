@@ -35,8 +35,10 @@
  *   last_help_ns  stored relaxed by helpers, read relaxed by fallback
  *                 threads: a heuristic clock, no data rides on it.
  *   area->pdq_idle (job segment)  bit qid is set (seq_cst RMW) when the
- *                 last awake PDQ thread goes to sleep, cleared when one
- *                 wakes.  A sender publishes its packet (release), then
+ *                 last awake PDQ thread goes to sleep with no deadline,
+ *                 cleared when one wakes (a multiplexed thread sleeping
+ *                 until a helper's deadline leaves it clear: helpers take
+ *                 packets in, and the thread does at the deadline).  A sender publishes its packet (release), then
  *                 issues a seq_cst fence and loads the bit; the sleeper
  *                 sets the bit, then loads the lanes' tails and heads
  *                 (seq_cst RMW before them).  One of the two sees the
@@ -436,8 +438,16 @@ static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)
 static void sleep_locked(struct rq_pdq *q, uint64_t deadline)
 {
     q->sleepers++;
-    if (--q->awake == 0)
-        sleep_arm(q);
+    /* A multiplexed thread sleeping until a helper's deadline leaves the
+     * doorbell unarmed: the helper takes packets in as it helps, and the
+     * thread itself at the deadline; arming it would make every sender
+     * ring (and wake) the progress thread for packets a helper takes. */
+    if (--q->awake == 0) {
+        if (deadline == 0)
+            sleep_arm(q);
+        else if (q->ctx->vni.net_on)
+            rqi_vni_ring(q->ctx, q->ctx->rank, RQI_BELL_NET);
+    }
     pthread_mutex_lock(&q->mu);
     q_unlock(q);
     if (deadline != 0)
