@@ -188,9 +188,14 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
         if (RQI_UNLIKELY(!ctx->remote[dst] &&
                          rqi_load_acquire(&rqi_shm_area(&ctx->shm, (uint32_t)dst)->departed)))
             return RQ_EPEER;
-        /* Overflow control: the job is stopped (src/vni/overflow.c). */
-        if (RQI_UNLIKELY(rqi_overflow_stopped(&ctx->vni)) && !rqi_in_handler(ctx) &&
-            !rqi_vni_on_progress && !rqi_load_relaxed(&ctx->vni.ovf_member)) {
+        /* Overflow control: the job is stopped (src/vni/overflow.c).  Not
+         * for the library's own packets (collectives, few and small): a
+         * rank held in a barrier's send while the ranks that left it flood
+         * the receiver would hold the barrier, and so the receiver, for
+         * good. */
+        if (RQI_UNLIKELY(rqi_overflow_stopped(&ctx->vni)) && !(d->pflags & RQI_PF_SYSTEM) &&
+            !rqi_in_handler(ctx) && !rqi_vni_on_progress &&
+            !rqi_load_relaxed(&ctx->vni.ovf_member)) {
             if (nonblock)
                 return RQ_EAGAIN;
             int rc = rqi_overflow_wait(ctx);
