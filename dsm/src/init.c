@@ -213,15 +213,9 @@ int rqdsm_send(rqdsm_t *d, int dst, int h, uint64_t key, const uint64_t *args, u
  * preempt it), then back off. */
 int rqdsm_wait_step(rqdsm_t *d, unsigned *spins)
 {
-    int rc = rq_poll(d->ctx);
+    int rc = rqdsm_poll(d);
     if (rc < 0)
         return rc;
-    if (d->pdq) {
-        int h = rq_pdq_help(d->pdq, 16);
-        if (h < 0)
-            return h;
-        rc += h;
-    }
     if (rc > 0) {
         *spins = 0;
         return 0;
