@@ -53,7 +53,7 @@ if [ $quick = 1 ]; then
     bi_args="--reps 3 100000" ca_args="--reps 3 256" mm_args="--reps 3 --block 16 128"
     ff_args="--reps 3 16" em_args="--reps 3 5000 10 0.2 20"
     fb_args="20000" fn_args="200000 1000" fs_args="--interval 1000 100 50000" fe_args="6"
-    lu_args="256 16" wa_args="256 5"
+    lu_args="256 16" wa_args="256 5" bh_args="1000 2"
     sx_vars="radix:store,bulk sample:store,bulk bitonic:get cannon:get mm:get fft:store,bulk em3d:bulk"
 else
     tp_args="10 4096 32" sp_args="--levels --block 8 --reps 51 pwr10"
@@ -61,7 +61,7 @@ else
     bi_args="--reps 5 1000000" ca_args="--reps 3 768" mm_args="--reps 5 --block 16 256"
     ff_args="--reps 5 20" em_args="--reps 5 20000 10 0.2 50"
     fb_args="100000" fn_args="1000000 1000" fs_args="--interval 1000 100 200000" fe_args="6"
-    lu_args="768 32" wa_args="1000 10"
+    lu_args="768 32" wa_args="1000 10" bh_args="4000 3"
     sx_vars="radix:store,bulk,am sample:store,bulk,am bitonic:get,store cannon:get,read
              mm:get,read fft:store,bulk em3d:get,store,bulk,am"
 fi
@@ -75,8 +75,8 @@ sx_args() { # the arguments of a Split-C program
 export RQ_SEGMENT_SIZE=$((256 << 20))
 
 row() { # app impl variant where ranks time rate line_ns
-    o=no; [ "$5" -gt "$cores" ] && o=yes
-    echo "$1,$2,$3,$4,$5,$o,$6,$7,$8" >> "$csv"
+    over=no; [ "$5" -gt "$cores" ] && over=yes
+    echo "$1,$2,$3,$4,$5,$over,$6,$7,$8" >> "$csv"
 }
 # The run's placement: the cache-line latency between ranks 0 and 1 that
 # every program measures and prints (empty: one rank, or other nodes).
@@ -179,9 +179,12 @@ dsm() { # ranks: the programs on rqdsm under each protocol organisation, then MP
         run_f water librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/water" ${o#*:} $wa_args
         # shellcheck disable=SC2086
         run_f em3d-dsm librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/em3d-dsm" ${o#*:} $em_args
+        # shellcheck disable=SC2086
+        run_f barnes librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/barnes" ${o#*:} $bh_args
     done
     [ -x "$bin/lu-mpi" ] && run_f lu mpi bcast node $n mpirun -n $n --oversubscribe "$bin/lu-mpi" $lu_args
     [ -x "$bin/water-mpi" ] && run_f water mpi collectives node $n mpirun -n $n --oversubscribe "$bin/water-mpi" $wa_args
+    [ -x "$bin/barnes-mpi" ] && run_f barnes mpi replicated node $n mpirun -n $n --oversubscribe "$bin/barnes-mpi" $bh_args
 }
 
 for n in 1 2 4 8; do

@@ -9,9 +9,9 @@
 # round, medians over the rounds.  Each round starts with the placement
 # (rqbench's cache-line latency L).
 #
-#   bench/dsm_sweep.sh [--ranks N] [--rounds R] [--programs "lu water"] [--out FILE]
+#   bench/dsm_sweep.sh [--ranks N] [--rounds R] [--programs "lu water barnes"] [--out FILE]
 set -u
-ranks=2 rounds=3 programs="lu water" out=dsm-sweep.csv
+ranks=2 rounds=3 programs="lu water barnes" out=dsm-sweep.csv
 while [ $# -gt 0 ]; do
     case $1 in
     --ranks) ranks=$2; shift ;;
@@ -28,6 +28,7 @@ args_of() {
     case $1 in
     lu) echo "768 32" ;;
     water) echo "1000 10" ;;
+    barnes) echo "4000 3" ;;
     *) echo "unknown program $1" >&2; exit 2 ;;
     esac
 }
