@@ -112,6 +112,20 @@ int main(int argc, char **argv)
     for (int i = 0; i < 1000; i++)
         CHECK_EQ(pb[i], peer + 1);
     CHECK_EQ(rqdsm_end_read(pr, 0, 0), 0);
+    /* a one-block miss is timed in Table 1's parts; the home's reply too */
+    CHECK_EQ(rqdsm_flush(pr), 0);
+    CHECK_EQ(rqdsm_start_read(pr, 0, 1), 0);
+    CHECK_EQ(((const unsigned char *)rqdsm_ptr(pr))[0], peer + 1);
+    CHECK_EQ(rqdsm_end_read(pr, 0, 1), 0);
+    CHECK_EQ(rq_barrier(ctx), 0);
+    CHECK_EQ(rqdsm_stats(d, &st), 0);
+    if (np > 1) {
+        CHECK(st.timed_misses >= 1 && st.fills >= st.timed_misses && st.replies >= 1);
+        CHECK(st.miss_ns >= st.request_ns && st.miss_ns >= st.resume_ns);
+        CHECK(st.reply_ns >= st.reply_send_ns && st.reply_send_ns > 0 && st.fill_ns > 0);
+    } else {
+        CHECK_EQ(st.timed_misses + st.fills + st.replies, 0); /* all home: no misses */
+    }
     CHECK_EQ(rqdsm_unmap(pr), 0);
     CHECK_EQ(rqdsm_unmap(pr), np == 1 ? 0 : RQ_EINVAL); /* np 1: mapped twice */
     CHECK_EQ(rq_barrier(ctx), 0);

@@ -90,6 +90,18 @@ typedef struct rqdsm_stats {
     uint64_t dropped;                 /* messages for an unknown or destroyed region */
     uint64_t handlers;                /* protocol handlers run on this rank */
     uint64_t handler_ns;              /* time in them (TSC, calibrated at init) */
+    /* The read-miss breakdown (the PDQ paper's Table 1), TSC-timed.  On
+     * the requester, for one-block misses its start_read asked for: */
+    uint64_t timed_misses;            /* read misses timed here */
+    uint64_t miss_ns;                 /* their time: miss detected to hold granted */
+    uint64_t request_ns;              /* of which: miss detected to request sent */
+    uint64_t resume_ns;               /* of which: the grant's state change to the
+                                         waiting thread seeing it */
+    uint64_t fills, fill_ns;          /* read grants placed here (DATA handlers) and
+                                         their time: place data, change state */
+    /* On the home, for other ranks' read requests granted at once: */
+    uint64_t replies, reply_ns;       /* those handlers and their time */
+    uint64_t reply_send_ns;           /* of reply_ns: sending the DATA */
 } rqdsm_stats_t;
 
 /* rqdsm_init - start the DSM on every rank of ctx's job.  attr NULL: the

@@ -54,6 +54,7 @@ void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     unsigned kind = (unsigned)m->args[1];
     _Atomic uint32_t *e = &r->entry[b];
     rqdsm_lock(r, b);
+    uint64_t t0 = rqdsm_ticks();
     uint32_t w = atomic_load_explicit(e, memory_order_relaxed);
     if (m->src != r->home || !(w & E_PEND) || (kind != E_S && kind != E_E) ||
         (kind == E_S && (w & E_PEND_W))) {
@@ -72,6 +73,12 @@ void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
             nw += E_RD_ONE;
     } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
                                                     memory_order_relaxed));
+    if (kind == E_S && r->home != d->me) { /* Table 1's response */
+        uint64_t t1 = rqdsm_ticks();
+        atomic_store_explicit(&d->last_grant, t1, memory_order_relaxed);
+        STAT(d, fills);
+        STAT_ADD(d, fill_ticks, t1 - t0);
+    }
     rqdsm_unlock(r, b);
 }
 
@@ -212,9 +219,20 @@ static int hold_read(rqdsm_t *d, struct rqdsm_region *r, size_t b, int *missed)
         } else if (w & E_PEND) {
             nw = w | E_WANT_R; /* the grant will carry our hold */
         } else {
+            uint64_t t0 = rqdsm_ticks();
             request(d, r, b, 0, E_WANT_R);
+            uint64_t t1 = rqdsm_ticks();
             *missed = 1;
-            return wait_clear(d, e, E_PEND); /* the grant carries the hold */
+            int rc = wait_clear(d, e, E_PEND); /* the grant carries the hold */
+            uint64_t t2 = rqdsm_ticks(),
+                     g = atomic_load_explicit(&d->last_grant, memory_order_relaxed);
+            if (rc == 0 && r->home != d->me) { /* Table 1's breakdown */
+                STAT(d, timed_misses);
+                STAT_ADD(d, miss_ticks, t2 - t0);
+                STAT_ADD(d, request_ticks, t1 - t0);
+                STAT_ADD(d, resume_ticks, g > t1 && g < t2 ? t2 - g : 0);
+            }
+            return rc;
         }
         if (atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
                                                   memory_order_acquire)) {

@@ -141,12 +141,25 @@ struct rqdsm {
     struct {
         _Atomic uint64_t read_hits, write_hits, read_misses, write_misses, upgrades,
             invalidations, recalls, deferred, home_requests, messages, dropped, handlers,
-            handler_ticks;
+            handler_ticks, timed_misses, miss_ticks, request_ticks, resume_ticks, fills,
+            fill_ticks, replies, reply_ticks, reply_send_ticks;
     } st;
+    _Atomic uint64_t last_grant;   /* TSC of the last read grant's state change */
     double           ns_per_tick; /* TSC calibration */
 };
 
 #define STAT(d, f) atomic_fetch_add_explicit(&(d)->st.f, 1, memory_order_relaxed)
+#define STAT_ADD(d, f, v) atomic_fetch_add_explicit(&(d)->st.f, (v), memory_order_relaxed)
+
+/* The TSC (handler and miss timing; calibrated at init). */
+static inline uint64_t rqdsm_ticks(void)
+{
+    return __builtin_ia32_rdtsc();
+}
+
+/* Ticks a handler on this thread spent sending a read grant's bytes
+ * (grant sets it; the request handler reads and clears it). */
+extern _Thread_local uint64_t rqdsm_grant_send_ticks;
 
 /* init.c */
 int  rqdsm_send(rqdsm_t *d, int dst, int h, uint64_t key, const uint64_t *args, unsigned nargs,

@@ -7,6 +7,8 @@
 
 #include "dsm.h"
 
+_Thread_local uint64_t rqdsm_grant_send_ticks;
+
 static uint64_t *bits_of(struct rqdsm_region *r, size_t b)
 {
     return &r->sharers[b * r->dsm->words];
@@ -23,8 +25,11 @@ static void grant(rqdsm_t *d, struct rqdsm_region *r, size_t b, int dst, unsigne
     uint64_t a[2] = {KEY(r->rid, b), kind};
     /* the home's own copy is the master: no bytes to itself */
     int bytes = with_data && dst != d->me;
+    uint64_t t0 = rqdsm_ticks();
     rqdsm_send(d, dst, H_DATA, a[0], a, 2, bytes ? r->mem + (b << d->block_shift) : NULL,
                bytes ? d->block : 0);
+    if (bytes && kind == E_S)
+        rqdsm_grant_send_ticks += rqdsm_ticks() - t0;
 }
 
 static void ask(rqdsm_t *d, struct rqdsm_region *r, size_t b, int dst, int h, unsigned kind)
@@ -183,10 +188,17 @@ void rqdsm_h_request(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     if (r == NULL)
         return;
     int type = (int)(m->handler - d->hbase);
+    uint64_t t0 = rqdsm_ticks();
     rqdsm_lock(r, b);
     struct dir *e = &r->dir[b];
     if (!e->busy) {
+        rqdsm_grant_send_ticks = 0;
         serve(d, r, b, m->src, type);
+        if (type == H_RD_REQ && rqdsm_grant_send_ticks != 0) { /* Table 1's reply */
+            STAT(d, replies);
+            STAT_ADD(d, reply_ticks, rqdsm_ticks() - t0);
+            STAT_ADD(d, reply_send_ticks, rqdsm_grant_send_ticks);
+        }
     } else {
         struct pend *p = malloc(sizeof *p);
         if (p == NULL) { /* cannot queue it: nothing sane but to stop */

@@ -10,10 +10,7 @@
 
 /* Every handler is timed (FUGU Table 7-2's T_handler): the TSC around
  * it, added to the rank's counters. */
-static inline uint64_t ticks(void)
-{
-    return __builtin_ia32_rdtsc();
-}
+#define ticks rqdsm_ticks
 
 #define TIMED(fn)                                                              \
     static void timed_##fn(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)      \
@@ -271,9 +268,19 @@ int rqdsm_stats(const rqdsm_t *d, rqdsm_stats_t *o)
     GET(dropped);
     GET(handlers);
 #undef GET
-    o->handler_ns = (uint64_t)((double)atomic_load_explicit(&d->st.handler_ticks,
-                                                            memory_order_relaxed) *
-                               d->ns_per_tick);
+#define NS(f, t) o->f = (uint64_t)((double)atomic_load_explicit(&d->st.t, memory_order_relaxed) * \
+                                   d->ns_per_tick)
+    NS(handler_ns, handler_ticks);
+    NS(miss_ns, miss_ticks);
+    NS(request_ns, request_ticks);
+    NS(resume_ns, resume_ticks);
+    NS(fill_ns, fill_ticks);
+    NS(reply_ns, reply_ticks);
+    NS(reply_send_ns, reply_send_ticks);
+#undef NS
+    o->timed_misses = atomic_load_explicit(&d->st.timed_misses, memory_order_relaxed);
+    o->fills = atomic_load_explicit(&d->st.fills, memory_order_relaxed);
+    o->replies = atomic_load_explicit(&d->st.replies, memory_order_relaxed);
     return 0;
 }
 
