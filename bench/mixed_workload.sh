@@ -11,7 +11,7 @@
 # the load achieved.
 #
 #   bench/mixed_workload.sh [--ranks N] [--rounds R] [--fractions "0 0.1 0.25 0.5"]
-#                           [--programs "synth null barrier enum lu lu-poll"] [--slice MS] [--out FILE]
+#                           [--programs "synth null barrier enum lu lu-poll barnes barnes-poll"] [--slice MS] [--out FILE]
 #
 # Run from the build directory (rqrun, rqload, rqgang, apps/ there).
 # Ranks above the CPU count are oversubscribed (the output says so).
@@ -46,6 +46,8 @@ cmd_of() {
     enum) echo "apps/enum --delivery intr 6" ;;
     lu) echo "apps/lu 768 32" ;;          # on rqdsm (PDQ, dedicated): issue 20
     lu-poll) echo "apps/lu --protocol poll 768 32" ;;
+    barnes) echo "apps/barnes 8000 4" ;;  # the finest grain of the three
+    barnes-poll) echo "apps/barnes --protocol poll 8000 4" ;;
     *) echo "unknown program $1" >&2; exit 2 ;;
     esac
 }
