@@ -53,7 +53,7 @@ if [ $quick = 1 ]; then
     bi_args="--reps 3 100000" ca_args="--reps 3 256" mm_args="--reps 3 --block 16 128"
     ff_args="--reps 3 16" em_args="--reps 3 5000 10 0.2 20"
     fb_args="20000" fn_args="200000 1000" fs_args="--interval 1000 100 50000" fe_args="6"
-    lu_args="256 16" wa_args="256 5" bh_args="1000 2"
+    lu_args="256 16" wa_args="256 5" bh_args="1000 2" ed_args="--reps 3 2000 10 0.2 10"
     sx_vars="radix:store,bulk sample:store,bulk bitonic:get cannon:get mm:get fft:store,bulk em3d:bulk"
 else
     tp_args="10 4096 32" sp_args="--levels --block 8 --reps 51 pwr10"
@@ -61,7 +61,8 @@ else
     bi_args="--reps 5 1000000" ca_args="--reps 3 768" mm_args="--reps 5 --block 16 256"
     ff_args="--reps 5 20" em_args="--reps 5 20000 10 0.2 50"
     fb_args="100000" fn_args="1000000 1000" fs_args="--interval 1000 100 200000" fe_args="6"
-    lu_args="768 32" wa_args="1000 10" bh_args="4000 3"
+    lu_args="256 16" wa_args="512 4" bh_args="2048 4" # FUGU Table 7-1
+    ed_args="--reps 3 5000 10 0.2 20" # em3d-dsm: a miss per remote block each half-step
     sx_vars="radix:store,bulk,am sample:store,bulk,am bitonic:get,store cannon:get,read
              mm:get,read fft:store,bulk em3d:get,store,bulk,am"
 fi
@@ -178,7 +179,7 @@ dsm() { # ranks: the programs on rqdsm under each protocol organisation, then MP
         # shellcheck disable=SC2086
         run_f water librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/water" ${o#*:} $wa_args
         # shellcheck disable=SC2086
-        run_f em3d-dsm librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/em3d-dsm" ${o#*:} $em_args
+        run_f em3d-dsm librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/em3d-dsm" ${o#*:} $ed_args
         # shellcheck disable=SC2086
         run_f barnes librq "${o%%:*}" node $n "$rqrun" -n $n "$bin/barnes" ${o#*:} $bh_args
     done
