@@ -342,6 +342,7 @@ if command -v gnuplot >/dev/null; then
         awk -F, 'BEGIN {p = ""} { if ($1 != p) { if (p != "") print "\n"; print "# " $1; p = $1 } print $2, $3 }' "$dat.tmp" > "$dat"
         rm -f "$dat.tmp"
         names=$(grep '^# ' "$dat" | sed 's/^# //' | tr '\n' ' ')
+        [ -n "$names" ] || { rm -f "$dat"; continue; } # not run (--only)
         {
             echo "set terminal svg size 800,500; set output '$out/$app.svg'"
             echo "set title '$app on one node: time against ranks (lower is better)'"
