@@ -24,7 +24,11 @@
  * its block's key, one at a time: no atomics.  The region table is written
  * by the application thread (create, map) and by the DESTROY handler
  * (RQ_KEY_SEQUENTIAL: nothing else runs); handlers read it.  Pointers are
- * published with release stores and read with acquire loads.
+ * published with release stores and read with acquire loads.  The
+ * counters (st) and last_grant, the TSC of the last read grant's state
+ * change (stored by DATA handlers, read by the application thread after
+ * its miss completes, for Table 1's resume time), are relaxed: timing and
+ * statistics only, no data rides on them.
  */
 #ifndef RQDSM_INTERNAL_H
 #define RQDSM_INTERNAL_H
