@@ -345,6 +345,7 @@ int rqb_fam_pdq(struct rqb *b)
         double L = rqb_from(b, 0, rqb_cacheline_oneway_ns(b, b->o.quick ? 20000 : 100000));
         rqb_row_derived(b, "cache line one-way (limit L)", NAN, "ns", L,
                         "the physical limit between ranks 0 and 1, this run");
+        rqb_pdq_round_trips(b);
     }
     static const unsigned tfull[] = {1, 2, 4}, tsmoke[] = {1, 2};
     const unsigned *ts = b->o.smoke ? tsmoke : tfull;
