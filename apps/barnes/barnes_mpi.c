@@ -70,13 +70,11 @@ int main(int argc, char **argv)
                        MPI_COMM_WORLD);
         fg.sent += (uint64_t)(np - 1);
         fg.received += (uint64_t)(np - 1);
-        if (bh_local_build(&b, &tree, all) != 0) {
+        struct bh_box box;
+        if (bh_local_build(&b, &tree, all, &box) != 0) {
             bad = 1;
             break;
         }
-        double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-        bh_bounds(all, n, mn, mx);
-        const struct bh_box box = bh_box_of(mn, mx);
         for (size_t i = lo; i < hi; i++)
             inter += bh_accel(&b, &a, 0, box, (int32_t)i, all[i].pos, acc + 3 * (i - lo));
         for (size_t i = lo; i < hi; i++)

@@ -300,7 +300,8 @@ void bh_local_access(struct bh_local *t, struct bh_access *a)
 
 /* Children are allocated after their parent: computing in reverse
  * allocation order is a post-order. */
-int bh_local_build(const struct barnes *b, struct bh_local *t, const struct bh_body *bodies)
+int bh_local_build(const struct barnes *b, struct bh_local *t, const struct bh_body *bodies,
+                   struct bh_box *root_box)
 {
     struct bh_access a;
     bh_local_access(t, &a);
@@ -311,7 +312,7 @@ int bh_local_build(const struct barnes *b, struct bh_local *t, const struct bh_b
     bh_cell_init(local_at(t, 0));
     double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
     bh_bounds(bodies, b->n, mn, mx);
-    struct bh_box box = bh_box_of(mn, mx);
+    struct bh_box box = *root_box = bh_box_of(mn, mx);
     for (size_t i = 0; i < b->n; i++)
         if (bh_insert(&a, 0, box, (int32_t)i, bodies[i].pos) < 0)
             return -1;
@@ -329,12 +330,10 @@ int barnes_serial(const struct barnes *b, int steps, struct bh_body *out)
     for (size_t i = 0; rc == 0 && i < b->n; i++)
         barnes_body(b, i, &out[i], vel + 3 * i);
     for (int s = 0; rc == 0 && s < steps; s++) {
-        rc = bh_local_build(b, &t, out);
+        struct bh_box box;
+        rc = bh_local_build(b, &t, out, &box);
         struct bh_access a;
         bh_local_access(&t, &a);
-        double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-        bh_bounds(out, b->n, mn, mx);
-        struct bh_box box = bh_box_of(mn, mx);
         for (size_t i = 0; rc == 0 && i < b->n; i++)
             bh_accel(b, &a, 0, box, (int32_t)i, out[i].pos, acc + 3 * i);
         for (size_t i = 0; rc == 0 && i < b->n; i++)

@@ -91,8 +91,10 @@ struct bh_local {
 };
 void bh_local_access(struct bh_local *t, struct bh_access *a);
 void bh_local_free(struct bh_local *t);
-/* Build the whole tree of bodies[0, n) in t (root cell 0); 0 or -1. */
-int bh_local_build(const struct barnes *b, struct bh_local *t, const struct bh_body *bodies);
+/* Build the whole tree of bodies[0, n) in t (root cell 0) and its root
+ * cube (*root_box); 0 or -1. */
+int bh_local_build(const struct barnes *b, struct bh_local *t, const struct bh_body *bodies,
+                   struct bh_box *root_box);
 
 /* The serial run: steps of all n bodies; the final bodies out (n). */
 int barnes_serial(const struct barnes *b, int steps, struct bh_body *out);
