@@ -53,8 +53,9 @@ void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
         return;
     unsigned kind = (unsigned)m->args[1];
     _Atomic uint32_t *e = &r->entry[b];
+    const int timed = kind == E_S && r->home != d->me; /* Table 1's fill */
     rqdsm_lock(r, b);
-    uint64_t t0 = rqdsm_ticks();
+    uint64_t t0 = timed ? rqdsm_ticks() : 0;
     uint32_t w = atomic_load_explicit(e, memory_order_relaxed);
     if (m->src != r->home || !(w & E_PEND) || (kind != E_S && kind != E_E) ||
         (kind == E_S && (w & E_PEND_W))) {
@@ -73,7 +74,7 @@ void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
             nw += E_RD_ONE;
     } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
                                                     memory_order_relaxed));
-    if (kind == E_S && r->home != d->me) { /* Table 1's response */
+    if (timed) {
         uint64_t t1 = rqdsm_ticks();
         atomic_store_explicit(&d->last_grant, t1, memory_order_relaxed);
         STAT(d, fills);

@@ -24,11 +24,11 @@ static void grant(rqdsm_t *d, struct rqdsm_region *r, size_t b, int dst, unsigne
 {
     uint64_t a[2] = {KEY(r->rid, b), kind};
     /* the home's own copy is the master: no bytes to itself */
-    int bytes = with_data && dst != d->me;
-    uint64_t t0 = rqdsm_ticks();
+    int bytes = with_data && dst != d->me, timed = bytes && kind == E_S; /* Table 1 */
+    uint64_t t0 = timed ? rqdsm_ticks() : 0;
     rqdsm_send(d, dst, H_DATA, a[0], a, 2, bytes ? r->mem + (b << d->block_shift) : NULL,
                bytes ? d->block : 0);
-    if (bytes && kind == E_S)
+    if (timed)
         rqdsm_grant_send_ticks += rqdsm_ticks() - t0;
 }
 
@@ -188,7 +188,7 @@ void rqdsm_h_request(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     if (r == NULL)
         return;
     int type = (int)(m->handler - d->hbase);
-    uint64_t t0 = rqdsm_ticks();
+    uint64_t t0 = type == H_RD_REQ ? rqdsm_ticks() : 0;
     rqdsm_lock(r, b);
     struct dir *e = &r->dir[b];
     if (!e->busy) {
