@@ -10,6 +10,10 @@
  *   nosync      two RQ_KEY_NOSYNC handlers run at the same time;
  *   liveness    a handler of a hot key waits for a later cold-key message,
  *               which must be dispatched around the busy key;
+ *   payloads   sizes around the limit of direct dispatch (a message with
+ *               up to 512 bytes of arguments and payload runs from a copy
+ *               on the finding thread's stack; larger ones are queued),
+ *               each byte checked, per (source, key) in order;
  *   drain/close with messages in flight: every message handled.
  * argv: mode (dedicated|multiplexed), threads, messages per pair. */
 #define _GNU_SOURCE
@@ -31,6 +35,7 @@
 #define H_HOT    13
 #define H_COLD   14
 #define H_ACK    15
+#define H_DATA   16
 
 struct key_state {
     _Atomic int owner;
@@ -40,6 +45,8 @@ struct key_state {
 static struct key_state keys[NKEYS];
 static _Atomic uint64_t handled_from[MAXR], started_from[MAXR];
 static _Atomic uint64_t violations, order_errors, seq_errors, acks, running;
+static _Atomic uint64_t data_errors, data_handled;
+static uint64_t data_next[MAXR][4]; /* per (source, key): serialized by the PDQ */
 static _Atomic int nosync_now, nosync_max, cold_seen, hot_waited_ok;
 static int nranks;
 
@@ -79,6 +86,30 @@ static void keyed(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
         CHECK_EQ(rq_reply(ctx, m, H_ACK, &one, 1, NULL, 0, 0), 0);
     }
     leave(m);
+}
+
+static unsigned char pattern(uint64_t src, uint64_t seq, size_t i)
+{
+    return (unsigned char)(src * 131 + seq * 7 + i * 13 + (i >> 8));
+}
+
+/* args: per-(src, key) sequence number, payload length. */
+static void data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    (void)ctx;
+    (void)arg;
+    uint64_t k = m->key % 4;
+    if (m->nargs != 2 || m->args[0] != data_next[m->src][k] || m->args[1] != m->len ||
+        (m->len != 0 && m->data == NULL))
+        atomic_fetch_add(&data_errors, 1);
+    else
+        for (size_t i = 0; i < m->len; i++)
+            if (((const unsigned char *)m->data)[i] != pattern((uint64_t)m->src, m->args[0], i)) {
+                atomic_fetch_add(&data_errors, 1);
+                break;
+            }
+    data_next[m->src][k] = m->args[0] + 1;
+    atomic_fetch_add(&data_handled, 1);
 }
 
 /* args: how many messages its source sent before it. */
@@ -178,6 +209,7 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_handler_register(ctx, H_HOT, hot, NULL, 0), 0);
     CHECK_EQ(rq_handler_register(ctx, H_COLD, cold, NULL, 0), 0);
     CHECK_EQ(rq_handler_register(ctx, H_ACK, ack, NULL, 0), 0);
+    CHECK_EQ(rq_handler_register(ctx, H_DATA, data, NULL, 0), 0);
     rq_pdq_attr_t at = {threads, mode, 0};
     rq_pdq_t *pdq;
     CHECK_EQ(rq_pdq_open(ctx, QID, &at, &pdq), 0);
@@ -224,6 +256,30 @@ int main(int argc, char **argv)
         for (unsigned k = 0; k < NKEYS; k++)
             CHECK_EQ(keys[k].sum, sums[k]);
     }
+
+    /* Phase 1b: payloads around the direct-dispatch limit (2 argument
+     * words: 496 bytes of payload still run directly), to every rank. */
+    static const size_t sizes[] = {0, 1, 7, 8, 63, 64, 495, 496, 497, 1000, 4096};
+    const size_t nsizes = sizeof sizes / sizeof sizes[0];
+    static unsigned char buf[4096];
+    uint64_t dseq[MAXR][4] = {{0}}, dsent = 0;
+    for (unsigned round = 0; round < 40; round++)
+        for (size_t z = 0; z < nsizes; z++)
+            for (int d = 0; d < nranks; d++) {
+                uint64_t key = (round + z) % 4, a[2] = {dseq[d][key]++, sizes[z]};
+                for (size_t i = 0; i < sizes[z]; i++)
+                    buf[i] = pattern((uint64_t)me, a[0], i);
+                CHECK_EQ(rq_pdq_enqueue(ctx, d, QID, key, H_DATA, a, 2,
+                                        sizes[z] ? buf : NULL, sizes[z], 0), 0);
+                dsent++;
+                if (mode == RQ_PDQ_MULTIPLEXED && (dsent & 15) == 0)
+                    CHECK(rq_pdq_help(pdq, 16) >= 0);
+            }
+    CHECK_EQ(rq_barrier(ctx), 0);
+    CHECK_EQ(rq_pdq_drain(pdq), 0);
+    CHECK_EQ(atomic_load(&data_handled), dsent); /* as many came as went */
+    CHECK_EQ(atomic_load(&data_errors), 0);
+    CHECK_EQ(rq_barrier(ctx), 0);
 
     /* Phase 2: NOSYNC handlers overlap (needs two threads). */
     if (threads >= 2 && mode == RQ_PDQ_DEDICATED) {

@@ -28,17 +28,24 @@
  *   its exchange acquires and its unlocking store releases), including the entries'
  *   links, `busy`, the counters and `stop`; handlers run outside it, on an
  *   entry no other thread touches while it is in `running`.
- *   No lost wakeup: a push signals `work` when a thread sleeps, and a
- *   completing thread dispatches again itself (signalling when a second
- *   entry may run).  A thread that found nothing looks once more under lk
- *   right before it sleeps, and takes mu before letting lk go.
- *   last_help_ns  stored relaxed by helpers, read relaxed by fallback
- *                 threads: a heuristic clock, no data rides on it.
+ *   No lost wakeup: a push signals `work` when a thread sleeps with no
+ *   deadline, unless the pusher is a thread that takes packets in to
+ *   dispatch them itself next (pump_for: it dispatches, signals when a
+ *   second entry may run, and a helper signals on leaving entries
+ *   behind); a completing thread dispatches again itself.  A thread that
+ *   found nothing looks once more under lk right before it sleeps, and
+ *   takes mu before letting lk go.  A multiplexed thread sleeping until a
+ *   helper's deadline is not signalled for pushes: helpers take the work,
+ *   and the thread looks itself at the deadline.
+ *   last_help_ns  stored relaxed by helpers, read relaxed by PDQ threads
+ *                 (when to fall back, when to sleep): a heuristic clock,
+ *                 no data rides on it.
  *   area->pdq_idle (job segment)  bit qid is set (seq_cst RMW) when the
  *                 last awake PDQ thread goes to sleep with no deadline,
  *                 cleared when one wakes (a multiplexed thread sleeping
  *                 until a helper's deadline leaves it clear: helpers take
- *                 packets in, and the thread does at the deadline).  A sender publishes its packet (release), then
+ *                 packets in, and the thread does at the deadline).  A
+ *                 sender publishes its packet (release), then
  *                 issues a seq_cst fence and loads the bit; the sleeper
  *                 sets the bit, then loads the lanes' tails and heads
  *                 (seq_cst RMW before them).  One of the two sees the
@@ -71,10 +78,15 @@
 
 _Thread_local int rqi_pdq_handler_depth __attribute__((tls_model("initial-exec")));
 
+/* The PDQ whose thread (a PDQ thread or a helper) is taking packets in
+ * to run them itself: its pushes need not wake a sleeper (pump_for). */
+static _Thread_local struct rq_pdq *pumping __attribute__((tls_model("initial-exec")));
+
 #define PDQ_MAX_THREADS 1024u
 #define PDQ_SMALL_BYTES 256u /* entries up to this size are recycled */
 #define PDQ_FREE_MAX    4096u
 #define PDQ_BATCH       16u  /* entries of one key dispatched at once */
+#define PDQ_IDLE_SPINS  64u  /* empty looks (~100 ns each) before yielding */
 
 struct pdq_entry {
     struct pdq_entry *next, *prev;
@@ -104,7 +116,8 @@ struct rq_pdq {
     struct pdq_list  waiting, running;
     struct rqi_keyset busy;  /* keys of running handlers */
     int              seq_running;
-    unsigned         nrunning, sleepers, awake;
+    unsigned         nrunning, awake;
+    unsigned         idle_sleepers; /* asleep with no deadline: a push wakes them */
     int              stop;
     uint64_t         arrived; /* sequence numbers for rq_pdq_drain */
     uint64_t         bytes, limit;
@@ -173,6 +186,8 @@ static void list_unlink(struct pdq_list *l, struct pdq_entry *e)
 
 static void entry_free(struct rq_pdq *q, struct pdq_entry *e)
 {
+    if (e->how == RQI_PDQ_DIRECT)
+        return; /* on its runner's stack */
     q->bytes -= e->bytes;
     if (e->how == RQI_PDQ_OWN)
         free(e->data);
@@ -227,7 +242,9 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     e->seq = q->arrived++;
     q->bytes += acct;
     list_append(&q->waiting, e);
-    if (q->sleepers != 0)
+    /* A thread that takes packets in to run them (pump_for) dispatches
+     * next itself, and wakes a sleeper if a second entry may run. */
+    if (q->idle_sleepers != 0 && pumping != q)
         wake_one(q);
     q_unlock(q);
     return 0;
@@ -292,7 +309,7 @@ static unsigned dispatch(struct rq_pdq *q, struct pdq_entry **batch, unsigned ca
         seen++;
     } while (key != RQ_KEY_NOSYNC && n < cap && e != NULL && e->key == key &&
              seen < q->window);
-    if (q->sleepers != 0) /* only then is a second runnable entry of use */
+    if (q->idle_sleepers != 0) /* only then is a second runnable entry of use */
         for (; e != NULL && seen < q->window; e = e->next, seen++) {
             if (e->key == RQ_KEY_SEQUENTIAL)
                 break;
@@ -358,15 +375,103 @@ static unsigned next_locked(struct rq_pdq *q, struct pdq_entry **batch, unsigned
     return n;
 }
 
+/* ---- direct dispatch --------------------------------------------------
+ * The PDQ's own two-case delivery.  A small keyed packet for q that comes
+ * up at the head of a lane while q has nothing waiting and its key is
+ * free runs at once on the thread that found it: copied to that thread's
+ * stack (its slots are released at once, so the lane is never pinned),
+ * never queued, never dispatched.  An entry on the same stack stands for
+ * it in `running`: its key is busy, rq_pdq_drain sees its sequence
+ * number.  Anything else queues (`waiting`), as before. */
+
+#define PDQ_DIRECT_BYTES 512u /* arguments + payload run directly */
+
+/* Under lk: claim the direct run of a message with key, e standing for
+ * it.  0 when it must queue (something waits: per-key order; the key is
+ * busy; a sequential message, which waits for everything running). */
+static int direct_claim(struct rq_pdq *q, uint64_t key, struct pdq_entry *e)
+{
+    if (q->waiting.head != NULL || q->seq_running || key == RQ_KEY_SEQUENTIAL)
+        return 0;
+    if (key != RQ_KEY_NOSYNC) {
+        if (rqi_keyset_has(&q->busy, key) || rqi_keyset_reserve(&q->busy) != 0)
+            return 0;
+        rqi_keyset_put(&q->busy, key);
+    }
+    e->key = key;
+    e->seq = q->arrived++;
+    e->data = NULL;
+    e->len = 0;
+    e->how = RQI_PDQ_DIRECT;
+    e->small = 0;
+    e->bytes = 0;
+    list_append(&q->running, e);
+    q->nrunning++;
+    return 1;
+}
+
+/* The context is ours (taken once, by trylock) and p is q's valid inline
+ * packet at rx's scan.  If it may run now: take it out of the lane, let
+ * the context go, run it and return 1, or 2 when no handler was
+ * installed for it (the context is no longer ours).  0: it must queue
+ * (the context is still ours). */
+static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *p)
+{
+    rq_ctx_t *ctx = q->ctx;
+    rq_msg_t m;
+    rqi_msg_from_pkt(ctx, p, &m);
+    uint64_t copy[PDQ_DIRECT_BYTES / 8];
+    if (8u * m.nargs + m.len > sizeof copy)
+        return 0;
+    struct pdq_entry e;
+    q_lock(q);
+    int ok = direct_claim(q, m.key, &e);
+    q_unlock(q);
+    if (!ok)
+        return 0;
+    memcpy(copy, m.args, 8u * m.nargs);
+    if (m.len != 0)
+        memcpy(copy + m.nargs, m.data, m.len);
+    m.args = copy;
+    m.data = m.len != 0 ? (void *)(copy + m.nargs) : NULL;
+    m.rqi_flags = 0;
+    uint64_t pos = rqi_ring_rx_take(rx, p);
+    rqi_ring_rx_release(rx, p, pos);
+    ctx->stats.received++; /* as the intake counts it: a PDQ's packets are
+                              neither run in place nor buffered */
+    rqi_vni_leave(&ctx->vni, ctx);
+    rqi_mt_unlock(&ctx->mt);
+    unsigned rejected = 0;
+    pumping = NULL; /* what the handler's sends take in wakes as usual */
+    rqi_pdq_handler_depth++;
+    if (m.handler < RQ_MAX_HANDLERS && ctx->handlers[m.handler].fn != NULL)
+        ctx->handlers[m.handler].fn(ctx, &m, ctx->handlers[m.handler].arg);
+    else
+        rejected = 1;
+    rqi_pdq_handler_depth--;
+    struct pdq_entry *done = &e;
+    q_lock(q);
+    complete(q, &done, 1, rejected);
+    q_unlock(q);
+    return 1 + (int)rejected;
+}
+
 /* Take in the PDQ packets at the heads of our lanes, if the context is
  * free: the intake when nobody polls.  A lane whose head is another
  * queue's packet is left to the application's poll (or, once every PDQ
- * thread sleeps, to the progress thread).  Returns packets taken. */
-static unsigned pump(struct rq_pdq *q)
+ * thread sleeps, to the progress thread).  With `direct` (the caller
+ * runs q's handlers), the first of q's packets that may run now runs at
+ * once instead (direct_run), and the intake stops there: *direct = 1, or
+ * 2 when it found no handler.  Returns packets taken or run. */
+static unsigned pump(struct rq_pdq *q, int *direct)
 {
     rq_ctx_t *ctx = q->ctx;
     if (!rqi_mt_trylock(&ctx->mt))
         return 0;
+    /* Direct only with the context's lock taken here (not nested in a
+     * call that holds it) and delivery not forced through the buffer. */
+    if (direct != NULL && (ctx->mt.depth != 1 || ctx->buffer_always || ctx->buffer_delay_ns))
+        direct = NULL;
     rqi_vni_enter(&ctx->vni, ctx);
     unsigned n = 0;
     /* Other nodes' PDQ messages are pushed as they are taken in. */
@@ -376,6 +481,9 @@ static unsigned pump(struct rq_pdq *q)
         struct rqi_ring_rx *rx = &ctx->rx[l];
         struct rqi_pkt *p;
         while ((p = rqi_rx_next_lane(ctx, rx)) != NULL && ctx->pdq[p->qid] != NULL) {
+            if (direct != NULL && ctx->pdq[p->qid] == q && p->kind == RQI_PK_INLINE &&
+                (*direct = direct_run(q, rx, p)) != 0)
+                return n + 1; /* it ran; the context is let go */
             if (rqi_ingest(ctx, rx, p) != 0)
                 break;
             n++;
@@ -383,6 +491,17 @@ static unsigned pump(struct rq_pdq *q)
     }
     rqi_vni_leave(&ctx->vni, ctx);
     rqi_mt_unlock(&ctx->mt);
+    return n;
+}
+
+/* pump, by a thread that dispatches q's entries right after it: the
+ * first of them is its own, so the pushes wake nobody; dispatch wakes a
+ * sleeper when a second entry may run (`more`). */
+static unsigned pump_for(struct rq_pdq *q, int *direct)
+{
+    pumping = q;
+    unsigned n = pump(q, direct);
+    pumping = NULL;
     return n;
 }
 
@@ -437,7 +556,7 @@ static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)
  * cannot signal between the decision to sleep and the wait. */
 static void sleep_locked(struct rq_pdq *q, uint64_t deadline)
 {
-    q->sleepers++;
+    q->idle_sleepers += deadline == 0;
     /* A multiplexed thread sleeping until a helper's deadline leaves the
      * doorbell unarmed: the helper takes packets in as it helps, and the
      * thread itself at the deadline; arming it would make every sender
@@ -456,7 +575,7 @@ static void sleep_locked(struct rq_pdq *q, uint64_t deadline)
         pthread_cond_wait(&q->work, &q->mu);
     pthread_mutex_unlock(&q->mu);
     q_lock(q);
-    q->sleepers--;
+    q->idle_sleepers -= deadline == 0;
     if (q->awake++ == 0)
         atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
 }
@@ -501,17 +620,24 @@ static void *worker_main(void *arg)
             continue;
         }
         q_unlock(q);
-        unsigned got = pump(q);
+        int direct = 0;
+        unsigned got = pump_for(q, &direct);
         uint64_t now = rqi_mono_ns();
-        if (got == 0) {
+        if (got != 0) {
+            idle_since = 0;
+            spins = 0;
+        } else {
             if (idle_since == 0)
                 idle_since = now;
-            /* Oversubscribed or idle: be kind to the threads with work. */
-            if (++spins > 16)
+            /* Look again at once for a few microseconds (an empty look
+             * reads two shared words per lane; a long pause between looks
+             * is latency: 32 pauses were 0.9 us on AMD EPYC), then yield
+             * at every look: oversubscribed or idle, be kind to the
+             * threads with work. */
+            if (++spins > PDQ_IDLE_SPINS)
                 sched_yield();
             else
-                for (int i = 0; i < 32; i++)
-                    rqi_cpu_relax();
+                rqi_cpu_relax();
         }
         q_lock(q);
         if (got == 0 && now - idle_since >= q->spin_ns && !q->stop) {
@@ -526,9 +652,19 @@ static void *worker_main(void *arg)
                 continue;
             }
             rejected = 0;
-            sleep_locked(q, 0);
-            idle_since = 0;
-            spins = 0;
+            /* An application thread that helped within the spin time
+             * takes packets in as it helps: sleep until then with the
+             * doorbell unarmed (armed, every sender would wake the
+             * progress thread for packets the helper takes anyway), and
+             * look once at the deadline.  Otherwise sleep until woken. */
+            uint64_t until = rqi_load_relaxed(&q->last_help_ns) + q->spin_ns;
+            if (until <= now || q->spin_ns == 0)
+                until = 0;
+            sleep_locked(q, until);
+            if (until == 0) {
+                idle_since = 0;
+                spins = 0;
+            }
         }
     }
     complete(q, batch, n, rejected);
@@ -699,8 +835,15 @@ static int help_run(struct rq_pdq *q, unsigned max)
                 break;
             q_unlock(q);
             pumped = 1;
-            unsigned in = pump(q);
+            int direct = 0;
+            unsigned in = pump_for(q, &direct);
             q_lock(q);
+            if (direct) { /* one ran at once: look for more */
+                n += direct == 1;
+                done++;
+                pumped = 0;
+                continue;
+            }
             if (in == 0)
                 break;
             continue;
@@ -714,6 +857,9 @@ static int help_run(struct rq_pdq *q, unsigned max)
         n += (int)(got - rejected);
         done += got;
     }
+    /* What this helper took in and left (max reached) is a sleeper's. */
+    if (q->waiting.head != NULL && q->idle_sleepers != 0 && q->awake == 0)
+        wake_one(q);
     q_unlock(q);
     return n;
 }

@@ -17,6 +17,7 @@ enum {
     RQI_PDQ_COPY = 0, /* copy it (in place in a lane) */
     RQI_PDQ_BORROW,   /* keep the pointer (in our segment: a long message) */
     RQI_PDQ_OWN,      /* take the malloc'd block (a reassembled message) */
+    RQI_PDQ_DIRECT,   /* run in place from its lane (pdq.c's direct dispatch) */
 };
 
 /* Queue one message (args include the key word when flags has
