@@ -242,12 +242,13 @@ int rqdsm_poll(rqdsm_t *d)
 {
     if (d == NULL)
         return RQ_EINVAL;
+    /* The PDQ first: a helper that takes its packets in runs them
+     * itself, where rq_poll's intake would wake a sleeping PDQ thread. */
+    int h = d->pdq ? rq_pdq_help(d->pdq, 64) : 0;
+    if (h < 0)
+        return h;
     int rc = rq_poll(d->ctx);
-    if (rc >= 0 && d->pdq) {
-        int h = rq_pdq_help(d->pdq, 64);
-        rc = h < 0 ? h : rc + h;
-    }
-    return rc;
+    return rc < 0 ? rc : rc + h;
 }
 
 int rqdsm_stats(const rqdsm_t *d, rqdsm_stats_t *o)
