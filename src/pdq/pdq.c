@@ -838,10 +838,11 @@ static int help_run(struct rq_pdq *q, unsigned max)
             int direct = 0;
             unsigned in = pump_for(q, &direct);
             q_lock(q);
-            if (direct) { /* one ran at once: look for more */
+            if (direct) { /* one ran at once: run what is queued, then return
+                             (the caller, maybe waiting for just that one,
+                             looks sooner; it calls again for more) */
                 n += direct == 1;
                 done++;
-                pumped = 0;
                 continue;
             }
             if (in == 0)
