@@ -200,9 +200,9 @@ static void request(rqdsm_t *d, struct rqdsm_region *r, size_t b, int wr, uint32
 
 static int wait_clear(rqdsm_t *d, _Atomic uint32_t *e, uint32_t bit)
 {
-    unsigned spins = 0;
+    struct rqdsm_wait wait = {0, 0};
     while (atomic_load_explicit(e, memory_order_acquire) & bit) {
-        int rc = rqdsm_wait_step(d, &spins);
+        int rc = rqdsm_wait_step(d, &wait);
         if (rc < 0)
             return rc;
     }
@@ -404,12 +404,12 @@ int rqdsm_flush(rqdsm_region_t *r)
     }
     for (size_t b = 0; b < r->nblocks; b++) {
         _Atomic uint32_t *e = &r->entry[b];
-        unsigned spins = 0;
+        struct rqdsm_wait wait = {0, 0};
         for (;;) {
             uint32_t w = atomic_load_explicit(e, memory_order_acquire);
             if ((w & E_STATE) != E_E || E_READERS(w) != 0 || (w & E_WRITER))
                 break;
-            int rc = rqdsm_wait_step(d, &spins);
+            int rc = rqdsm_wait_step(d, &wait);
             if (rc < 0)
                 return rc;
         }

@@ -168,7 +168,12 @@ extern _Thread_local uint64_t rqdsm_grant_send_ticks;
 /* init.c */
 int  rqdsm_send(rqdsm_t *d, int dst, int h, uint64_t key, const uint64_t *args, unsigned nargs,
                 const void *data, size_t len);
-int  rqdsm_wait_step(rqdsm_t *d, unsigned *spins);
+/* A waiting application thread's state across rqdsm_wait_step calls. */
+struct rqdsm_wait {
+    unsigned idle; /* steps in a row that found nothing */
+    unsigned ran;  /* steps in a row that ran PDQ handlers and did not poll */
+};
+int  rqdsm_wait_step(rqdsm_t *d, struct rqdsm_wait *w);
 void rqdsm_lock(struct rqdsm_region *r, size_t b);
 void rqdsm_unlock(struct rqdsm_region *r, size_t b);
 

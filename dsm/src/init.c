@@ -207,17 +207,29 @@ int rqdsm_send(rqdsm_t *d, int dst, int h, uint64_t key, const uint64_t *args, u
  * (every protocol's AM handlers and replies, and the PDQ's handlers: a
  * thread that waits for a miss is idle, and on a machine with no spare
  * core the protocol threads would otherwise wait for the scheduler to
- * preempt it), then back off. */
-int rqdsm_wait_step(rqdsm_t *d, unsigned *spins)
+ * preempt it), then back off.  When the PDQ ran handlers (the awaited
+ * grant among them, likely), return before polling, so that the caller
+ * looks at once; every 8th such step in a row polls too, so active
+ * messages are never starved. */
+int rqdsm_wait_step(rqdsm_t *d, struct rqdsm_wait *w)
 {
-    int rc = rqdsm_poll(d);
+    int h = 0;
+    if (d->pdq != NULL && (h = rq_pdq_help(d->pdq, 64)) < 0)
+        return h;
+    if (h > 0) {
+        w->idle = 0;
+        if (++w->ran % 8 != 0)
+            return 0;
+    }
+    int rc = rq_poll(d->ctx);
     if (rc < 0)
         return rc;
-    if (rc > 0) {
-        *spins = 0;
+    if (rc > 0 || h > 0) {
+        w->idle = 0;
         return 0;
     }
-    if (++*spins > 64)
+    w->ran = 0;
+    if (++w->idle > 64)
         sched_yield(); /* the protocol's threads may need this core */
     else
         __builtin_ia32_pause();

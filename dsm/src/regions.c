@@ -159,9 +159,9 @@ static struct cookie *cookie_take(rqdsm_t *d, int answers, uint64_t *name)
 
 static int cookie_wait(rqdsm_t *d, struct cookie *c)
 {
-    unsigned spins = 0;
+    struct rqdsm_wait wait = {0, 0};
     while (atomic_load_explicit(&c->left, memory_order_acquire) > 0) {
-        int rc = rqdsm_wait_step(d, &spins);
+        int rc = rqdsm_wait_step(d, &wait);
         if (rc < 0)
             return rc;
     }
