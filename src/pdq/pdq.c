@@ -295,6 +295,7 @@ static unsigned dispatch(struct rq_pdq *q, struct pdq_entry **batch, unsigned ca
     if (e == NULL || seen >= q->window)
         return 0;
     const uint64_t key = e->key;
+    const unsigned skipped = seen; /* stay queued ahead of what is taken */
     if (key != RQ_KEY_NOSYNC) {
         if (rqi_keyset_reserve(&q->busy) != 0)
             return 0; /* out of memory: retried at the next dispatch */
@@ -309,8 +310,12 @@ static unsigned dispatch(struct rq_pdq *q, struct pdq_entry **batch, unsigned ca
         seen++;
     } while (key != RQ_KEY_NOSYNC && n < cap && e != NULL && e->key == key &&
              seen < q->window);
-    if (q->idle_sleepers != 0) /* only then is a second runnable entry of use */
-        for (; e != NULL && seen < q->window; e = e->next, seen++) {
+    /* Only then is a second runnable entry of use.  The window counts
+     * from the head of what stays queued: the skipped entries, then
+     * those behind the batch (counting the batch too hid a runnable
+     * entry right behind it from a small window). */
+    if (q->idle_sleepers != 0)
+        for (seen = skipped; e != NULL && seen < q->window; e = e->next, seen++) {
             if (e->key == RQ_KEY_SEQUENTIAL)
                 break;
             if (e->key == RQ_KEY_NOSYNC || (e->key != key && !rqi_keyset_has(&q->busy, e->key))) {
