@@ -23,7 +23,9 @@
  * scheduler may let a woken progress thread wait while more messages
  * arrive (batching them: k > 1 well above x = T_i), so k is counted,
  * rq_stats().interrupts (progress-thread episodes that ran handlers) over
- * the messages, in the repetition whose y is the median.  T_i is fitted
+ * the messages, in the repetition whose y is the median.  The points are
+ * measured interleaved (a round runs one repetition of each), the
+ * family's budget times the number of points in all.  T_i is fitted
  * to the sweep (least relative squares) for both forms.  T_p, the polled
  * receive (h included), is measured here.
  *
@@ -238,7 +240,7 @@ static struct sleep_fit fit_sleep(const double *y, const double *k, const double
 {
     struct sleep_fit best = {NAN, NAN, INFINITY, NAN};
     for (double ti = 100; ti < 1e6; ti *= 1.01)
-        for (double ta = 100; ta < 1e6; ta *= 1.01) {
+        for (double ta = 10; ta < 1e6; ta *= 1.01) {
             struct sleep_fit f = {ti, ta, 0, NAN};
             for (int i = 0; i < n && f.worst < best.worst; i++) {
                 double m = model_sleep(k[i], s[i], &f, tp, h);
@@ -314,7 +316,7 @@ int rqb_fam_intr(struct rqb *b)
     int npts = b->o.smoke ? 3 : b->o.quick ? 8 : NPTS;
     int nmax = b->o.smoke ? 50 : b->o.quick ? 500 : 2500;
     double xs[NPTS], ys[NPTS], ks[NPTS], ss[NPTS];
-    static struct intr_arg a; /* k[] is large */
+    static struct intr_arg a[NPTS]; /* k[] is large */
     for (int p = 0; p < npts; p++) {
         uint64_t d = delays[p];
         /* at most 2500 messages (the paper's), sent over at most ~50 ms */
@@ -322,21 +324,46 @@ int rqb_fam_intr(struct rqb *b)
         n = n > nmax ? nmax : n < 50 ? 50 : n;
         /* work for the whole send span (at >= 100 ns per send) and 1 ms */
         double want = (double)n * ((double)d + 100.0) + 1e6;
-        a = (struct intr_arg){.delay_ns = d, .n = n, .iters = (uint64_t)(want / per), .h = h};
+        a[p] = (struct intr_arg){.delay_ns = d, .n = n, .iters = (uint64_t)(want / per), .h = h};
+        (void)intr_rep(b, &a[p]); /* warm-up, discarded */
+        a[p].nk = 0;
+    }
+    /* The points interleaved: each round runs one repetition of every
+     * point, so a drift of the machine over the sweep (the cost of a
+     * wake-up on a shared host moves by tens of percent within a minute)
+     * hits every point alike instead of the few measured while it lasted. */
+    static double v[NPTS][RQB_MAX_SAMPLES];
+    int reps = 0, maxr = b->o.max_reps < RQB_MAX_SAMPLES ? b->o.max_reps : RQB_MAX_SAMPLES;
+    uint64_t t0 = rqb_now_ns();
+    for (;;) {
+        for (int p = 0; p < npts; p++) {
+            v[p][reps] = intr_rep(b, &a[p]);
+            if (b->me == 0 && b->progress)
+                fprintf(stderr, "\rrqbench intr: round %3d, point %2d of %d", reps + 1, p + 1, npts);
+        }
+        reps++;
+        int64_t stop = reps >= maxr || (reps >= b->o.min_reps &&
+                                        (double)(rqb_now_ns() - t0) * 1e-9 >= b->o.budget_s * npts);
+        rq_broadcast(b->ctx, 0, &stop, sizeof stop);
+        if (stop)
+            break;
+    }
+    if (b->me == 0 && b->progress)
+        fprintf(stderr, "\r%78s\r", "");
+    for (int p = 0; p < npts; p++) {
+        uint64_t d = delays[p];
         struct rqb_summary s;
-        char what[48];
-        snprintf(what, sizeof what, "interrupt overhead, delay %llu ns", (unsigned long long)d);
-        rqb_measure(b, what, intr_rep, &a, &s);
-        xs[p] = a.x;
+        rqb_summarize(v[p], reps, 0.9, &s);
+        xs[p] = a[p].x;
         ys[p] = rqb_from(b, 0, s.median);
-        ks[p] = k_at_median(&a, ys[p], &ss[p]);
+        ks[p] = k_at_median(&a[p], ys[p], &ss[p]);
         char note[96];
-        snprintf(note, sizeof note, "per message, %d sent %llu ns apart; param = interval x", n,
-                 (unsigned long long)d);
-        rqb_row(b, "interrupt overhead", a.x, "ns", &s, note);
-        rqb_row_derived(b, "messages per interrupt k", a.x, "msgs", ks[p],
+        snprintf(note, sizeof note, "per message, %d sent %llu ns apart; param = interval x",
+                 a[p].n, (unsigned long long)d);
+        rqb_row(b, "interrupt overhead", a[p].x, "ns", &s, note);
+        rqb_row_derived(b, "messages per interrupt k", a[p].x, "msgs", ks[p],
                         "rq_stats().interrupts over the messages, median's repetition");
-        rqb_row_derived(b, "messages per sleep s", a.x, "msgs", ss[p],
+        rqb_row_derived(b, "messages per sleep s", a[p].x, "msgs", ss[p],
                         "rank 1's voluntary context switches over the messages");
     }
     /* every rank has the points (rqb_from); rank 0 records the rows */
