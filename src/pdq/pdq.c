@@ -22,6 +22,10 @@
  *   one dispatch per batch.  Other keys are never batched, so a handler
  *   that waits for another key's message cannot hold it back.
  *   Dispatched entries move to `running` until their batch completes.
+ *   Direct dispatch skips all of it for a small message that comes up
+ *   while nothing waits and its key is free: the PDQ thread or helper
+ *   that takes it in runs it at once from a copy on its stack (see
+ *   direct_run).
  *
  * WHO WRITES WHAT (memory ordering)
  *   Every field below `lk` is read and written under `lk` (a spinlock:
