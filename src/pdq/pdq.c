@@ -566,7 +566,8 @@ static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)
 static void sleep_locked(struct rq_pdq *q, uint64_t deadline)
 {
     q->idle_sleepers += deadline == 0;
-    /* A multiplexed thread sleeping until a helper's deadline leaves the
+    /* A thread sleeping until a helper's deadline (a multiplexed
+     * fallback thread, or a dedicated one beside a helper) leaves the
      * doorbell unarmed: the helper takes packets in as it helps, and the
      * thread itself at the deadline; arming it would make every sender
      * ring (and wake) the progress thread for packets a helper takes. */
@@ -638,11 +639,10 @@ static void *worker_main(void *arg)
         } else {
             if (idle_since == 0)
                 idle_since = now;
-            /* Look again at once for a few microseconds (an empty look
-             * reads two shared words per lane; a long pause between looks
-             * is latency: 32 pauses were 0.9 us on AMD EPYC), then yield
-             * at every look: oversubscribed or idle, be kind to the
-             * threads with work. */
+            /* Look again at once for a few microseconds (a long pause
+             * between looks is latency: 32 pauses were 0.9 us on AMD
+             * EPYC), then yield at every look: oversubscribed or idle,
+             * be kind to the threads with work. */
             if (++spins > PDQ_IDLE_SPINS)
                 sched_yield();
             else
