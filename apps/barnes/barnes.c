@@ -32,11 +32,6 @@
 #include "kernel.h"
 #include "placement.h"
 
-static size_t lo_of(size_t n, int np, int r)
-{
-    return n * (size_t)r / (size_t)np;
-}
-
 /* The shared tree as the kernel sees it. */
 struct tree {
     int               me, np;
@@ -163,7 +158,7 @@ int main(int argc, char **argv)
     if (!t.lo || !t.cells || !t.bodies || !t.depth || !mine || !rid || !order)
         return rqa_fail(ctx, "ERROR: out of memory");
     for (int r = 0; r <= np; r++)
-        t.lo[r] = lo_of(n, np, r);
+        t.lo[r] = rqa_block_lo(n, np, r);
     const size_t lo = t.lo[me], hi = t.lo[me + 1], own = hi - lo;
     struct bh_body *body = calloc(own, sizeof *body);
     double *vel = calloc(3 * own, sizeof *vel), *acc = calloc(3 * own, sizeof *acc);

@@ -18,11 +18,6 @@
 #include "kernel.h"
 #include "placement.h"
 
-static size_t lo_of(size_t n, int np, int r)
-{
-    return n * (size_t)r / (size_t)np;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -40,7 +35,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const struct barnes b = barnes_setup(n);
-    const size_t lo = lo_of(n, np, me), hi = lo_of(n, np, me + 1);
+    const size_t lo = rqa_block_lo(n, np, me), hi = rqa_block_lo(n, np, me + 1);
     int *cnt = malloc((size_t)np * sizeof *cnt), *dsp = malloc((size_t)np * sizeof *dsp);
     struct bh_body *all = calloc(n, sizeof *all);
     double *vel = calloc(3 * (hi - lo) + 1, sizeof *vel), *acc = calloc(3 * (hi - lo) + 1, 8);
@@ -49,8 +44,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     for (int r = 0; r < np; r++) { /* 4 doubles per body */
-        cnt[r] = (int)(4 * (lo_of(n, np, r + 1) - lo_of(n, np, r)));
-        dsp[r] = (int)(4 * lo_of(n, np, r));
+        cnt[r] = (int)(4 * (rqa_block_lo(n, np, r + 1) - rqa_block_lo(n, np, r)));
+        dsp[r] = (int)(4 * rqa_block_lo(n, np, r));
     }
     for (size_t i = lo; i < hi; i++)
         barnes_body(&b, i, &all[i], vel + 3 * (i - lo));

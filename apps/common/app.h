@@ -59,6 +59,13 @@ int rqa_parse_double(const char *s, double *out);
 /* splitmix64: the next number of the stream whose state is *s.  The
  * programs draw their inputs from it, so every strategy, variant and the
  * MPI version see the same data. */
+/* The first of rank r's items when n items are split into np contiguous
+ * blocks as evenly as can be (rank r owns [lo(r), lo(r + 1))). */
+static inline size_t rqa_block_lo(size_t n, int np, int r)
+{
+    return n * (size_t)r / (size_t)np;
+}
+
 static inline uint64_t rqa_splitmix(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);

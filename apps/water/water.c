@@ -24,11 +24,6 @@
 #include "kernel.h"
 #include "placement.h"
 
-static size_t lo_of(size_t n, int np, int r)
-{
-    return n * (size_t)r / (size_t)np;
-}
-
 int main(int argc, char **argv)
 {
     rq_ctx_t *ctx;
@@ -49,7 +44,7 @@ int main(int argc, char **argv)
         return rqa_fail(ctx, "ERROR: need ranks <= molecules <= 1000000, 2 or more, and "
                              "1 <= steps <= 100000");
     const struct water w = water_setup(n);
-    const size_t lo = lo_of(n, np, me), hi = lo_of(n, np, me + 1);
+    const size_t lo = rqa_block_lo(n, np, me), hi = rqa_block_lo(n, np, me + 1);
 
     /* my two regions; every rank maps every rank's */
     uint64_t *mine = calloc(2 * (size_t)np, 8), *rid = calloc(2 * (size_t)np, 8);
@@ -81,7 +76,7 @@ int main(int argc, char **argv)
     uint64_t pairs = 0;
     for (uint64_t s = 0; s < steps && rc == 0; s++) {
         for (int r = 0; r < np; r++) {
-            size_t rl = lo_of(n, np, r), rh = lo_of(n, np, r + 1);
+            size_t rl = rqa_block_lo(n, np, r), rh = rqa_block_lo(n, np, r + 1);
             rqdsm_start_read(pos_r[r], 0, 0);
             memcpy(pos + 3 * rl, rqdsm_ptr(pos_r[r]), 3 * (rh - rl) * sizeof(double));
             rqdsm_end_read(pos_r[r], 0, 0);
@@ -90,7 +85,7 @@ int main(int argc, char **argv)
         pairs += water_forces(&w, pos, lo, hi, f);
         for (int k = 1; k <= np; k++) { /* my neighbour first: spread the contention */
             int r = (me + k) % np;
-            size_t rl = lo_of(n, np, r), rh = lo_of(n, np, r + 1);
+            size_t rl = rqa_block_lo(n, np, r), rh = rqa_block_lo(n, np, r + 1);
             rqdsm_start_write(frc_r[r], 0, 0);
             double *g = rqdsm_ptr(frc_r[r]);
             for (size_t e = 0; e < 3 * (rh - rl); e++)
@@ -130,7 +125,7 @@ int main(int argc, char **argv)
             return rqa_fail(ctx, "ERROR: out of memory");
         water_serial(&w, (int)steps, sp, sv);
         for (int r = 0; r < np; r++) {
-            size_t rl = lo_of(n, np, r), rh = lo_of(n, np, r + 1);
+            size_t rl = rqa_block_lo(n, np, r), rh = rqa_block_lo(n, np, r + 1);
             rqdsm_start_read(pos_r[r], 0, 0);
             const double *p = rqdsm_ptr(pos_r[r]);
             for (size_t e = 0; e < 3 * (rh - rl); e++) {

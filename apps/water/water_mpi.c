@@ -17,11 +17,6 @@
 #include "kernel.h"
 #include "placement.h"
 
-static size_t lo_of(size_t n, int np, int r)
-{
-    return n * (size_t)r / (size_t)np;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -39,7 +34,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const struct water w = water_setup(n);
-    const size_t lo = lo_of(n, np, me), hi = lo_of(n, np, me + 1);
+    const size_t lo = rqa_block_lo(n, np, me), hi = rqa_block_lo(n, np, me + 1);
     int *cnt = malloc((size_t)np * sizeof *cnt), *dsp = malloc((size_t)np * sizeof *dsp);
     double *pos = calloc(3 * n, sizeof *pos), *vel = calloc(3 * n, sizeof *vel);
     double *f = calloc(3 * n, sizeof *f), *mine = calloc(3 * (hi - lo) + 1, sizeof *mine);
@@ -48,8 +43,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     for (int r = 0; r < np; r++) {
-        cnt[r] = (int)(3 * (lo_of(n, np, r + 1) - lo_of(n, np, r)));
-        dsp[r] = (int)(3 * lo_of(n, np, r));
+        cnt[r] = (int)(3 * (rqa_block_lo(n, np, r + 1) - rqa_block_lo(n, np, r)));
+        dsp[r] = (int)(3 * rqa_block_lo(n, np, r));
     }
     for (size_t i = lo; i < hi; i++)
         water_position(&w, i, pos + 3 * i);
