@@ -367,8 +367,11 @@ RQ_API int rq_test(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_lea
  * get; RQ_INTERRUPT for a long request, whose announcement then
  * interrupts; RQ_NONBLOCK is refused, RQ_EINVAL).  A transfer of 0 bytes
  * (put, get) completes within the call.  After the job failed they return
- * RQ_EPEER, and transfers still pending never complete (their counters
- * stay).  Blocking: they wait only where rq_request would, for room in the
+ * RQ_EPEER, and transfers still pending never complete: copying stops
+ * within one 256 KiB piece of the failure being seen, no counter moves
+ * once a call of this rank has returned RQ_EPEER, and a rank waiting for
+ * them (rq_wait_until, rq_sync) gets RQ_EPEER even while it copies.
+ * Blocking: they wait only where rq_request would, for room in the
  * target's lane (a long request's small PULL message), and never inside a
  * handler (the message is parked instead).  Callable from a handler: yes.
  * Thread safety: like every call on a context; the counter may be read

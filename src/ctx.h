@@ -96,6 +96,9 @@ struct rq_ctx {
     uint32_t           job32;
     uint64_t           hdr_w0;       /* header word 1 of our packets: job | src << 32 */
     int                failed;       /* sticky: a peer died or the ring broke */
+    /* Completers of non-blocking transfers inside the completion gate
+     * (deliver.h: rqi_complete_enter); any thread. */
+    _Atomic unsigned   completing;
     uint64_t           medium_max;
     uint64_t           seg_bytes;
     uint64_t           bulk_bytes;   /* each rank's staging area (net/shm_bulk.h) */
@@ -116,6 +119,7 @@ struct rq_ctx {
     struct rqi_bulk_tx btx;   /* our own staging area (we allocate in it) */
     struct rqi_peers   peers;
     uint64_t           next_peer_check_ns;
+    unsigned           busy_steps; /* rqi_busy_step's count */
 
     /* transport: UCX, for the ranks of other nodes (src/net/ucx.h) */
     unsigned char     *remote;   /* size flags: 1 = reached through UCX */

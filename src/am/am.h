@@ -40,23 +40,21 @@ int rqi_run_handler(rq_ctx_t *ctx, const rq_msg_t *m);
 int rqi_poll(rq_ctx_t *ctx);
 
 /* Poll until cond(ctx, arg) holds: run handlers while waiting, spin and
- * then yield (rqi_wait_step), fail with RQ_EPEER when a peer dies. */
+ * then yield (rqi_wait_step), fail with RQ_EPEER when a peer dies, also
+ * while every step makes progress (rqi_busy_step). */
 static inline int rqi_poll_until(rq_ctx_t *ctx, int (*cond)(rq_ctx_t *, const void *),
                                  const void *arg)
 {
     unsigned spins = 0;
+    int rc;
     while (!cond(ctx, arg)) {
-        if (rqi_poll(ctx) > 0) {
-            spins = 0;
-            continue;
-        }
         /* Idle: copy a piece of a queued non-blocking transfer rather than
          * spin beside a busy copy engine (gas/async.h). */
-        if (RQI_UNLIKELY(rqi_async_has_work(&ctx->async)) && rqi_async_help(ctx)) {
-            spins = 0;
-            continue;
-        }
-        int rc = rqi_wait_step(ctx, &spins);
+        if (rqi_poll(ctx) > 0 ||
+            (RQI_UNLIKELY(rqi_async_has_work(&ctx->async)) && rqi_async_help(ctx)))
+            rc = rqi_busy_step(ctx, &spins);
+        else
+            rc = rqi_wait_step(ctx, &spins);
         if (rc != 0)
             return rc;
     }

@@ -252,11 +252,13 @@ static int settle(rq_ctx_t *ctx)
 {
     unsigned spins = 0;
     for (;;) {
-        while (rqi_poll(ctx) > 0)
-            spins = 0;
-        if (ctx->ob.records == 0)
+        int rc = 0;
+        while (rc == 0 && rqi_poll(ctx) > 0)
+            rc = rqi_busy_step(ctx, &spins);
+        if (rc == 0 && ctx->ob.records == 0)
             return 0;
-        int rc = rqi_wait_step(ctx, &spins);
+        if (rc == 0)
+            rc = rqi_wait_step(ctx, &spins);
         if (rc != 0)
             return rc;
     }

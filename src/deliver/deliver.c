@@ -11,13 +11,30 @@
 #include <string.h>
 #include <time.h>
 
+/* Wait until no completer is inside the gate (deliver.h): after this no
+ * transfer's counter moves. */
+static void complete_gate_close(rq_ctx_t *ctx)
+{
+    while (atomic_load_explicit(&ctx->completing, memory_order_seq_cst) != 0)
+        rqi_cpu_relax();
+}
+
 void rqi_fail(rq_ctx_t *ctx, const char *why)
 {
     if (!ctx->failed)
         fprintf(stderr, "librq: rank %d: %s\n", ctx->rank, why);
     ctx->failed = 1;
-    /* Pairs with the load_acquire(failed) of every rank's wait step. */
-    rqi_store_release(&ctx->shm.hdr->failed, 1u);
+    /* Pairs with the load_acquire(failed) of every rank's wait step; seq_cst
+     * for the completion gate. */
+    atomic_store_explicit(&ctx->shm.hdr->failed, 1u, memory_order_seq_cst);
+    complete_gate_close(ctx);
+}
+
+void rqi_fail_noticed(rq_ctx_t *ctx)
+{
+    ctx->failed = 1;
+    atomic_thread_fence(memory_order_seq_cst); /* the flag's load before completing's */
+    complete_gate_close(ctx);
 }
 
 struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx, struct rqi_ring_rx **rxo)
@@ -249,25 +266,31 @@ int rqi_drain(rq_ctx_t *ctx)
 }
 
 
+/* Every RQ_PEER_CHECK_MS: whether a peer died (then the job fails).  0 or
+ * RQ_EPEER. */
+int rqi_peer_watch(rq_ctx_t *ctx)
+{
+    uint64_t t = rqi_mono_ns();
+    if (t < ctx->next_peer_check_ns)
+        return 0;
+    ctx->next_peer_check_ns = t + ctx->cfg.v[RQI_CFG_PEER_CHECK_MS] * 1000000ull;
+    int dead = rqi_peers_check(&ctx->peers, &ctx->shm);
+    if (dead == 0)
+        return 0;
+    char why[96];
+    snprintf(why, sizeof why, "rank %d died; failing the job", dead - 1);
+    rqi_shm_note_dead(ctx->shm.hdr, (uint32_t)(dead - 1));
+    rqi_fail(ctx, why);
+    return RQ_EPEER;
+}
+
 int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins)
 {
     if (rqi_job_failed(ctx))
         return RQ_EPEER;
     unsigned s = ++*spins;
-    if ((s & 63u) == 0) {
-        uint64_t t = rqi_mono_ns();
-        if (t >= ctx->next_peer_check_ns) {
-            ctx->next_peer_check_ns = t + ctx->cfg.v[RQI_CFG_PEER_CHECK_MS] * 1000000ull;
-            int dead = rqi_peers_check(&ctx->peers, &ctx->shm);
-            if (dead != 0) {
-                char why[96];
-                snprintf(why, sizeof why, "rank %d died; failing the job", dead - 1);
-                rqi_shm_note_dead(ctx->shm.hdr, (uint32_t)(dead - 1));
-                rqi_fail(ctx, why);
-                return RQ_EPEER;
-            }
-        }
-    }
+    if ((s & 63u) == 0 && rqi_peer_watch(ctx) != 0)
+        return RQ_EPEER;
     /* Short waits (a ping-pong's) poll back to back: a pause here costs
      * ~10 ns of one-way latency between cores that share a cache.  Longer
      * waits pause between polls (kinder to an SMT sibling), and past

@@ -76,11 +76,13 @@ void rqi_async_fini(rq_ctx_t *ctx)
 
 void rqi_async_complete(rq_ctx_t *ctx, struct rqi_aop *op)
 {
-    (void)ctx;
-    if (op->done != NULL)
+    /* Once the job failed a counter never moves (deliver.h: the gate). */
+    if (op->done != NULL && rqi_complete_enter(ctx)) {
         /* Releases the bytes (and the announcement) to the application's
          * acquire load of its counter. */
         __atomic_fetch_add(op->done, 1, __ATOMIC_RELEASE);
+        rqi_complete_leave(ctx);
+    }
     free(op);
     /* After *done: rqi_async_quiet seeing 0 has seen every counter move. */
     atomic_fetch_sub_explicit(&ctx->async.pending, 1, memory_order_release);
@@ -109,13 +111,15 @@ static void op_landed(rq_ctx_t *ctx, struct rqi_aop *op, int on_engine)
 }
 
 /* Take one piece of the oldest queued transfer and copy it: 1, or 0 when
- * nothing was queued. */
+ * nothing was queued or the job failed.  After a failure nothing more is
+ * copied: what is queued stays queued (rqi_async_fini frees it), and a
+ * transfer whose last piece was in flight does not complete (the gate). */
 static int copy_piece(rq_ctx_t *ctx, int on_engine)
 {
     struct rqi_async *a = &ctx->async;
     pthread_mutex_lock(&a->lock);
     struct rqi_aop *op = a->head;
-    if (op == NULL) {
+    if (op == NULL || rqi_job_failed_any(ctx)) {
         pthread_mutex_unlock(&a->lock);
         return 0;
     }
@@ -151,7 +155,8 @@ static void *engine_main(void *arg)
     struct rqi_async *a = &ctx->async;
     for (;;) {
         pthread_mutex_lock(&a->lock);
-        while (a->head == NULL && !a->stop)
+        /* A failed job copies nothing more: sleep until rqi_async_fini. */
+        while ((a->head == NULL || rqi_job_failed_any(ctx)) && !a->stop)
             pthread_cond_wait(&a->wake, &a->lock);
         int stop = a->stop;
         pthread_mutex_unlock(&a->lock);
@@ -294,11 +299,16 @@ static int pull_start(rq_ctx_t *ctx, struct rqi_aop *op)
     return rc;
 }
 
-/* Read len bytes at from in process pid into to: 1, or 0 if refused. */
-static int pull_bytes(pid_t pid, char *to, uint64_t from, uint64_t len)
+/* Read len bytes at from in process pid into to, RQI_ASYNC_CHUNK at a
+ * time so that a failure of the job stops it within one piece: 1, 0 if
+ * refused, -1 if the job failed. */
+static int pull_bytes(const rq_ctx_t *ctx, pid_t pid, char *to, uint64_t from, uint64_t len)
 {
     while (len > 0) {
-        struct iovec l = {to, len}, r = {(void *)(uintptr_t)from, len};
+        if (rqi_job_failed_any(ctx))
+            return -1;
+        const size_t piece = len < RQI_ASYNC_CHUNK ? (size_t)len : RQI_ASYNC_CHUNK;
+        struct iovec l = {to, piece}, r = {(void *)(uintptr_t)from, piece};
         ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
         if (n <= 0)
             return 0;
@@ -336,7 +346,10 @@ static void on_pull(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
         memcpy(args, m->data, 8u * nargs);
     const pid_t pid = rqi_load_acquire(&rqi_shm_area(&ctx->shm, (uint32_t)m->src)->pid);
     char *to = ctx->seg[ctx->rank] + off;
-    if (ctx->async.pull_mode == RQI_PULL_REFUSE || !pull_bytes(pid, to, from, len)) {
+    const int pulled = ctx->async.pull_mode == RQI_PULL_REFUSE ? 0 : pull_bytes(ctx, pid, to, from, len);
+    if (pulled < 0)
+        return; /* the job failed: the transfer never completes */
+    if (pulled == 0) {
         /* Not allowed to read it: the initiator copies it itself. */
         uint64_t c = cookie;
         atomic_compare_exchange_strong_explicit(&h->cookie, &c, RQI_PULL_REFUSED,
@@ -514,15 +527,12 @@ int rqi_async_quiet(rq_ctx_t *ctx)
     unsigned spins = 0;
     /* Pairs with the completer's fetch_sub(release). */
     while (atomic_load_explicit(&a->pending, memory_order_acquire) != 0) {
-        if (rqi_poll(ctx) > 0 || rqi_async_help(ctx)) {
-            spins = 0;
-            continue;
-        }
-        if (rqi_load_relaxed(&a->landed_n) != 0) {
-            (void)rqi_async_announce(ctx);
-            continue;
-        }
-        int rc = rqi_wait_step(ctx, &spins);
+        int rc;
+        if (rqi_poll(ctx) > 0 || rqi_async_help(ctx) ||
+            (rqi_load_relaxed(&a->landed_n) != 0 && rqi_async_announce(ctx) > 0))
+            rc = rqi_busy_step(ctx, &spins);
+        else
+            rc = rqi_wait_step(ctx, &spins);
         if (rc != 0)
             return rc;
     }

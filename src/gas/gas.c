@@ -286,7 +286,7 @@ static int store_sync_body(rq_ctx_t *ctx, uint64_t nbytes)
     unsigned spins = 0;
     /* Pairs with the release RMW of whoever landed the stores. */
     while (rqi_load_acquire(&g->area->stored) < want) {
-        int rc = rqi_poll(ctx) > 0 ? 0 : rqi_wait_step(ctx, &spins);
+        int rc = rqi_poll(ctx) > 0 ? rqi_busy_step(ctx, &spins) : rqi_wait_step(ctx, &spins);
         if (g->strategy == RQI_GAS_PROC)
             rqi_gas_serve(ctx);
         if (rc != 0)

@@ -356,18 +356,14 @@ static int main_wait_step(rq_ctx_t *ctx, unsigned *spins)
 {
     struct rqi_gas *g = &ctx->gas;
     if (g->strategy == RQI_GAS_PROC) {
-        if (serve(ctx, 1) > 0) {
-            *spins = 0;
-            return 0;
-        }
+        if (serve(ctx, 1) > 0)
+            return rqi_busy_step(ctx, spins);
     } else if (g->strategy == RQI_GAS_NP && *spins > RQI_BUSY_POLLS) {
         if (serve_locked(ctx, 1) > 0)
-            return 0;
+            return rqi_fail_check(ctx); /* spins stay: np keeps helping */
     }
-    if (!rqi_in_handler(ctx) && rqi_poll(ctx) > 0) {
-        *spins = 0;
-        return 0;
-    }
+    if (!rqi_in_handler(ctx) && rqi_poll(ctx) > 0)
+        return rqi_busy_step(ctx, spins);
     return rqi_wait_step(ctx, spins);
 }
 

@@ -939,7 +939,7 @@ static int drain_body(struct rq_pdq *q)
             continue;
         }
         int locked = rqi_ctx_enter(ctx);
-        int rc = rqi_poll(ctx) > 0 ? 0 : rqi_wait_step(ctx, &spins);
+        int rc = rqi_poll(ctx) > 0 ? rqi_busy_step(ctx, &spins) : rqi_wait_step(ctx, &spins);
         rqi_ctx_leave(ctx, locked);
         if (rc != 0)
             return rc;

@@ -168,11 +168,7 @@ int rqi_overflow_wait(rq_ctx_t *ctx)
             if (rc != 0)
                 return rc;
         }
-        if (n > 0) {
-            spins = 0;
-            continue;
-        }
-        int rc = rqi_wait_step(ctx, &spins);
+        int rc = n > 0 ? rqi_busy_step(ctx, &spins) : rqi_wait_step(ctx, &spins);
         if (rc != 0)
             return rc;
     }
