@@ -17,14 +17,21 @@
  *   stop-nb  the same with RQ_NONBLOCK sends retried after rq_poll: a
  *         send during STOP returns RQ_EAGAIN unsent, and nothing is lost
  *         or doubled by the retries.
- *   high  the receiver takes 2 GiB of memory, sets the low-water mark 1 GiB
- *         and the high-water mark 512 MiB below what was free before, and
- *         starts: STOP is raised and holds; it gives the memory back, the
- *         STOP is lifted with the buffer still full (overflow_high_exits),
- *         the senders finish with nothing dequeued, no second STOP.
+ *   high  the node's memory as overflow control sees it comes from a file
+ *         of this rank's (RQ_OVERFLOW_MEMINFO), so that the test does not
+ *         depend on what other processes of the machine allocate (it did:
+ *         marks taken from MemAvailable at the start moved with the
+ *         machine's other load, the STOP came late or never lifted).  The
+ *         receiver starts below the low-water mark: STOP is raised and
+ *         holds; its file then says memory rose above the high-water
+ *         mark: the STOP is lifted with the buffer still full
+ *         (overflow_high_exits), the senders finish with nothing dequeued,
+ *         no second STOP.
  *
  *   bad-marks  (1 rank) a high-water mark below the low-water mark:
  *         rq_init refuses it with RQ_EINVAL.
+ *   bad-meminfo PATH  (1 rank) RQ_OVERFLOW_MEMINFO=PATH, a missing file or
+ *         one without a MemAvailable line: rq_init refuses it, RQ_EINVAL.
  *
  * argv: MODE [count] [slack]: slack is the bytes over the threshold the
  * peak may reach; by default two lanes (RQ_RING_BYTES) per sender of this
@@ -38,7 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,20 +64,6 @@ static uint64_t now_ms(void)
     return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
-static uint64_t mem_available(void)
-{
-    char buf[4096];
-    int fd = open("/proc/meminfo", O_RDONLY);
-    CHECK(fd >= 0);
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    CHECK(n > 0);
-    buf[n] = '\0';
-    const char *p = strstr(buf, "MemAvailable:");
-    CHECK(p != NULL);
-    return strtoull(p + 13, NULL, 10) * 1024u;
-}
-
 /* The third (largest) field of a tcp_wmem / tcp_rmem sysctl. */
 static uint64_t tcp_buf_max(const char *path)
 {
@@ -81,6 +73,20 @@ static uint64_t tcp_buf_max(const char *path)
     if (f != NULL)
         fclose(f);
     return ok ? max : 16u << 20;
+}
+
+/* Say MemAvailable is kib KiB in path, atomically (write, then rename). */
+static void write_meminfo(const char *path, uint64_t kib)
+{
+    char tmp[96];
+    snprintf(tmp, sizeof tmp, "%s.new", path);
+    FILE *f = fopen(tmp, "w");
+    CHECK(f != NULL);
+    fprintf(f, "MemTotal:       %llu kB\nMemFree:        %llu kB\nMemAvailable:   %llu kB\n",
+            (unsigned long long)(64ull << 20), (unsigned long long)kib,
+            (unsigned long long)kib);
+    CHECK(fclose(f) == 0);
+    CHECK(rename(tmp, path) == 0);
 }
 
 static void set_bytes(const char *name, uint64_t v)
@@ -111,6 +117,14 @@ int main(int argc, char **argv)
         printf("vni_overflow_job bad-marks: refused\n");
         return 0;
     }
+    if (strcmp(argv[1], "bad-meminfo") == 0) {
+        rq_ctx_t *ctx;
+        CHECK(argc > 2);
+        CHECK_EQ(setenv("RQ_OVERFLOW_MEMINFO", argv[2], 1), 0);
+        CHECK_EQ(rq_init(&argc, &argv, &ctx), RQ_EINVAL);
+        printf("vni_overflow_job bad-meminfo: refused\n");
+        return 0;
+    }
     const int high = strcmp(argv[1], "high") == 0, nb = strcmp(argv[1], "stop-nb") == 0;
     CHECK(high || nb || strcmp(argv[1], "stop") == 0);
     const uint64_t count = argc > 2 ? strtoull(argv[2], NULL, 0) : 20000;
@@ -118,14 +132,16 @@ int main(int argc, char **argv)
     /* The receiver's thresholds must be in its environment before rq_init;
      * which rank receives is known only after it, so every rank sets them
      * (only the receiver's buffer ever passes the threshold). */
-    void *hog = NULL;
-    const size_t hog_bytes = 2 * GiB;
+    char meminfo[64];
+    snprintf(meminfo, sizeof meminfo, "/tmp/rq-ovf-meminfo.%ld", (long)getpid());
     set_bytes("RQ_OVERFLOW_BYTES", THRESHOLD);
     if (high) {
-        uint64_t m0 = mem_available();
-        CHECK(m0 > 3 * GiB);
-        set_bytes("RQ_OVERFLOW_FREE_BYTES", m0 - GiB);
-        set_bytes("RQ_OVERFLOW_HIGH_BYTES", m0 - GiB / 2);
+        /* Low on memory (1 GiB available against a 2 GiB low-water mark)
+         * until the receiver says otherwise. */
+        write_meminfo(meminfo, GiB >> 10);
+        CHECK_EQ(setenv("RQ_OVERFLOW_MEMINFO", meminfo, 1), 0);
+        set_bytes("RQ_OVERFLOW_FREE_BYTES", 2 * GiB);
+        set_bytes("RQ_OVERFLOW_HIGH_BYTES", 4 * GiB);
     } else {
         set_bytes("RQ_OVERFLOW_FREE_BYTES", UINT64_MAX / 2);
         set_bytes("RQ_OVERFLOW_HIGH_BYTES", UINT64_MAX);
@@ -141,13 +157,8 @@ int main(int argc, char **argv)
     _Atomic uint64_t *done = base; /* the receiver's word 0: senders finished */
     CHECK_EQ(rq_queue_open(ctx, Q), 0);
 
-    if (me == rx && high) {
-        /* Low on memory from here on (the others still start with plenty:
-         * only this rank's view of its node matters). */
-        hog = mmap(NULL, hog_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        CHECK(hog != MAP_FAILED);
-        memset(hog, 1, hog_bytes);
-    }
+    if (me != rx && high)
+        CHECK_EQ(unlink(meminfo), 0); /* only the receiver's view matters */
     CHECK_EQ(rq_barrier(ctx), 0);
 
     if (me != rx) {
@@ -203,7 +214,7 @@ int main(int argc, char **argv)
 
     if (high) {
         /* Memory comes back: the STOP is lifted, drained or not. */
-        CHECK_EQ(munmap(hog, hog_bytes), 0);
+        write_meminfo(meminfo, 8 * (GiB >> 10));
         t0 = now_ms();
         while (atomic_load(done) < (uint64_t)nsend) {
             CHECK(now_ms() - t0 < 60000);
@@ -255,5 +266,7 @@ int main(int argc, char **argv)
            (unsigned long long)st.overflow_high_exits);
     free(next);
     CHECK_EQ(rq_finalize(ctx), 0);
+    if (high)
+        CHECK_EQ(unlink(meminfo), 0);
     return 0;
 }

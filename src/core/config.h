@@ -95,5 +95,8 @@ void rqi_config_format(const struct rqi_cfg_var *var, uint64_t v, char *buf, siz
 #define RQI_ENV_JOB_FD "RQ_JOB_FD"
 /* Read as a string (PMIx launch): the node this rank counts as on. */
 #define RQI_ENV_NODE_ID "RQ_NODE_ID"
+/* Read as a string: the file overflow control reads MemAvailable from. */
+#define RQI_ENV_OVERFLOW_MEMINFO "RQ_OVERFLOW_MEMINFO"
+#define RQI_OVERFLOW_MEMINFO_DEFAULT "/proc/meminfo"
 
 #endif

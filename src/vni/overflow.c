@@ -52,11 +52,12 @@
 #define CHECK_INTERVAL_NS 1000000u /* read /proc/meminfo at most once per ms */
 
 /* MemAvailable in bytes (the kernel's estimate of memory available
- * without swapping), or UINT64_MAX when it cannot be read. */
-static uint64_t mem_available(void)
+ * without swapping) from path (/proc/meminfo or RQ_OVERFLOW_MEMINFO), or
+ * UINT64_MAX when it cannot be read. */
+static uint64_t mem_available(const char *path)
 {
     char buf[4096];
-    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return UINT64_MAX;
     ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -74,6 +75,15 @@ static uint64_t mem_available(void)
 int rqi_overflow_init(rq_ctx_t *ctx)
 {
     struct rqi_vni *v = &ctx->vni;
+    const char *mi = getenv(RQI_ENV_OVERFLOW_MEMINFO);
+    if (mi == NULL || *mi == '\0')
+        mi = RQI_OVERFLOW_MEMINFO_DEFAULT;
+    else if (strlen(mi) >= sizeof v->ovf_meminfo || mem_available(mi) == UINT64_MAX) {
+        fprintf(stderr, "librq: %s=\"%s\" is not a readable file with a MemAvailable line\n",
+                RQI_ENV_OVERFLOW_MEMINFO, mi);
+        return RQ_EINVAL;
+    }
+    snprintf(v->ovf_meminfo, sizeof v->ovf_meminfo, "%s", mi);
     v->ovf_bytes = ctx->cfg.v[RQI_CFG_OVERFLOW_BYTES];
     v->ovf_free = ctx->cfg.v[RQI_CFG_OVERFLOW_FREE_BYTES];
     v->ovf_high = ctx->cfg.v[RQI_CFG_OVERFLOW_HIGH_BYTES];
@@ -115,7 +125,7 @@ static void leave(rq_ctx_t *ctx)
 
 int rqi_overflow_memory_high(const rq_ctx_t *ctx)
 {
-    return mem_available() > ctx->vni.ovf_high;
+    return mem_available(ctx->vni.ovf_meminfo) > ctx->vni.ovf_high;
 }
 
 void rqi_overflow_high_exit(rq_ctx_t *ctx)
@@ -133,7 +143,7 @@ void rqi_overflow_check(rq_ctx_t *ctx)
     if (t < v->ovf_next_check_ns)
         return;
     v->ovf_next_check_ns = t + CHECK_INTERVAL_NS;
-    uint64_t avail = mem_available();
+    uint64_t avail = mem_available(v->ovf_meminfo);
     if (rqi_load_relaxed(&v->ovf_member)) {
         if (avail > v->ovf_high)
             rqi_overflow_high_exit(ctx);

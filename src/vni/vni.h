@@ -98,6 +98,7 @@ struct rqi_vni {
     int              intr_mode;  /* RQ_INTR_* */
     _Atomic int      ovf_member; /* this rank is in the STOP set (overflow.c) */
     uint64_t         ovf_bytes, ovf_free, ovf_high; /* threshold, low- and high-water marks */
+    char             ovf_meminfo[256]; /* where MemAvailable is read (RQ_OVERFLOW_MEMINFO) */
     uint64_t         ovf_next_check_ns;
     uint64_t         ovf_high_exits; /* left the set on the high-water mark */
     pthread_t        thread;

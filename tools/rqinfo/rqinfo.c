@@ -35,6 +35,11 @@ int main(int argc, char **argv)
     const char *node = getenv(RQI_ENV_NODE_ID);
     printf("%-22s %-12s %-12s %s\n", RQI_ENV_NODE_ID, "(host name)", node ? node : "-",
            "mpirun/srun: the node this rank counts as on (equal values share memory)");
+    const char *mi = getenv(RQI_ENV_OVERFLOW_MEMINFO);
+    printf("%-22s %-12s %-12s %s\n", RQI_ENV_OVERFLOW_MEMINFO, RQI_OVERFLOW_MEMINFO_DEFAULT,
+           mi ? mi : "-",
+           "overflow control: the file MemAvailable is read from (a job's own accounting "
+           "in /proc/meminfo's format)");
     printf("\nset by rqrun for each rank: %s, %s, %s\n", RQI_ENV_RANK, RQI_ENV_SIZE,
            RQI_ENV_JOB_FD);
     struct rqi_config cfg;
