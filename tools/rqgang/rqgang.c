@@ -19,9 +19,19 @@
  * are deliberately mis-scheduled for a window around each switch
  * (Figure 7-17): rank i and B's process i switch together, rank j's
  * switch comes later.  B's leader (rqload's clients live there) stops
- * and continues with B's process 0: B is descheduled whole.  Ends when A exits: B is continued and sent
- * SIGTERM; exit status is A's.  Prints how many switches it made and the
- * time A was stopped.
+ * and continues with B's process 0: B is descheduled whole.
+ *
+ * Discovery never holds the schedule up: slices start at once, with a
+ * program that has no children yet scheduled as itself; every 2 ms its
+ * children are looked for again, and once there are some and their number
+ * has held for 50 ms (or, for B, reached A's count) they replace it, for
+ * good.  A program that never forks (sleep, a serial code) is scheduled as
+ * itself throughout.
+ *
+ * Scheduling stops when either program ends.  A ends: B is continued and
+ * sent SIGTERM.  B ends first: A is continued and runs on unscheduled
+ * until it exits.  Exit status is A's.  Prints how many switches it made
+ * and the time A was stopped.
  *
  * Usage: rqgang [--slice MS] [--policy gang|cosched] [--skew S] -- A... [--also B...]
  */
@@ -45,6 +55,9 @@ struct group {
     pid_t  pid[MAX_PROCS];    /* the processes we schedule */
     int    n;
     int    stopped[MAX_PROCS];
+    int    settled;           /* pid[] are the leader's children, for good */
+    int    seen;              /* children counted at the last look */
+    double seen_since, next_look;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -109,46 +122,6 @@ static int cmp_rank(const void *a, const void *b)
     return *(const pid_t *)a < *(const pid_t *)b ? -1 : *(const pid_t *)a > *(const pid_t *)b;
 }
 
-/* Whether pid has exited (a zombie not yet reaped counts). */
-static int gone(pid_t pid)
-{
-    char path[64], st = 'Z';
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f != NULL) {
-        if (fscanf(f, "%*d %*s %c", &st) != 1)
-            st = 'Z';
-        fclose(f);
-    }
-    return st == 'Z' || st == 'X';
-}
-
-/* Find g's processes: the leader's children once there are some and
- * their number has held for 50 ms (a launcher forks its ranks together,
- * however long it took to start), or as soon as there are want of them;
- * the leader itself if it has none after 10 s, or has exited. */
-static void discover(struct group *g, int want)
-{
-    int last = -1;
-    double t0 = now_s(), since = t0;
-    for (;;) {
-        g->n = children_of(g->leader, g->pid, MAX_PROCS);
-        if (g->n != last) {
-            last = g->n;
-            since = now_s();
-        }
-        if ((want > 0 && g->n >= want) || (g->n > 0 && now_s() - since > 0.05) ||
-            now_s() - t0 > 10 || gone(g->leader))
-            break;
-        usleep(2000);
-    }
-    if (g->n == 0) {
-        g->pid[0] = g->leader;
-        g->n = 1;
-    }
-    qsort(g->pid, (size_t)g->n, sizeof g->pid[0], cmp_rank);
-}
-
 static void set_running(struct group *g, int i, int run, uint64_t *switches)
 {
     if (i >= g->n || g->stopped[i] == !run)
@@ -166,6 +139,38 @@ static void set_leader_running(struct group *g, int run)
         return;
     kill(g->leader, run ? SIGCONT : SIGSTOP);
     g->leader_stopped = !run;
+}
+
+/* Look for g's processes again (every 2 ms until settled): the leader's
+ * children once there are some and their number has held for 50 ms, or
+ * has reached want; until then the leader itself.  On settling, what was
+ * stopped under the old membership is continued first. */
+static void refresh(struct group *g, int want, double t, uint64_t *switches)
+{
+    if (g->leader == 0 || g->settled || t < g->next_look)
+        return;
+    g->next_look = t + 0.002;
+    static pid_t kids[MAX_PROCS];
+    int k = children_of(g->leader, kids, MAX_PROCS);
+    if (k != g->seen) {
+        g->seen = k;
+        g->seen_since = t;
+    }
+    if (k == 0 || !((want > 0 && k >= want) || t - g->seen_since > 0.05)) {
+        if (g->n == 0) { /* meanwhile: the leader is the process */
+            g->pid[0] = g->leader;
+            g->n = 1;
+        }
+        return;
+    }
+    for (int i = 0; i < g->n; i++)
+        set_running(g, i, 1, switches);
+    set_leader_running(g, 1);
+    memcpy(g->pid, kids, (size_t)k * sizeof kids[0]);
+    memset(g->stopped, 0, sizeof g->stopped);
+    g->n = k;
+    qsort(g->pid, (size_t)g->n, sizeof g->pid[0], cmp_rank);
+    g->settled = 1;
 }
 
 static pid_t start(char **argv)
@@ -232,20 +237,28 @@ int main(int argc, char **argv)
     A.leader = start(a_argv);
     if (b_argv != NULL)
         B.leader = start(b_argv);
-    discover(&A, 0);
-    if (b_argv != NULL)
-        discover(&B, A.n);
     const double slice = slice_ms * 1e-3, period = 2 * slice;
-    const int n = A.n;
     uint64_t switches = 0;
     double a_stopped = 0, t0 = now_s(), last = t0;
-    int status = 0;
+    int status = 0, a_done = 0, b_done = b_argv == NULL;
     for (;;) {
-        pid_t w = waitpid(A.leader, &status, WNOHANG);
-        if (w == A.leader || interrupted)
+        if (waitpid(A.leader, &status, WNOHANG) == A.leader) {
+            a_done = 1;
+            break;
+        }
+        int bs;
+        if (!b_done && waitpid(B.leader, &bs, WNOHANG) == B.leader)
+            b_done = 1;
+        if (b_done && b_argv != NULL)
+            break; /* B ended first: A runs on, unscheduled */
+        if (interrupted)
             break;
         double t = now_s(), dt = t - last;
         last = t;
+        refresh(&A, 0, t, &switches);
+        if (b_argv != NULL)
+            refresh(&B, A.settled ? A.n : 0, t, &switches);
+        const int n = A.n;
         for (int k = 0; k < n; k++)
             a_stopped += A.stopped[k] ? dt / n : 0;
         for (int k = 0; k < n; k++) {
@@ -265,7 +278,7 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < A.n; k++)
         set_running(&A, k, 1, &switches);
-    if (b_argv != NULL) {
+    if (b_argv != NULL && !b_done) {
         for (int k = 0; k < B.n; k++)
             set_running(&B, k, 1, &switches);
         set_leader_running(&B, 1);
@@ -275,13 +288,16 @@ int main(int argc, char **argv)
         int bs;
         waitpid(B.leader, &bs, 0);
     }
-    if (interrupted) {
+    if (interrupted && !a_done)
         kill(A.leader, SIGTERM);
-        waitpid(A.leader, &status, 0);
-    }
+    while (!a_done && waitpid(A.leader, &status, 0) < 0 && errno == EINTR)
+        if (interrupted)
+            kill(A.leader, SIGTERM);
+    const double wall = now_s() - t0;
     fprintf(stderr, "rqgang: %s, slice %.1f ms, skew %.2f: %d + %d processes, %llu switches, "
-                    "A stopped %.1f%% of %.3f s\n",
+                    "A stopped %.1f%% of %.3f s%s\n",
             cosched ? "cosched" : "gang", slice_ms, skew, A.n, B.n,
-            (unsigned long long)switches, 100 * a_stopped / (now_s() - t0), now_s() - t0);
+            (unsigned long long)switches, 100 * a_stopped / wall, wall,
+            a_done || interrupted ? "" : " (B ended first: A ran unscheduled after that)");
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

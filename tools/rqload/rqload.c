@@ -13,14 +13,19 @@
  *
  * Usage: rqload [--fraction F] [--service-us S] [--cpus N|all] [--duration SEC]
  *               [--seed N] [--nice N]
- *   F in [0, 1) (default 0.25); S > 0 (default 200); N CPUs 0..N-1
- *   (default all online); SEC > 0 runs that long, 0 (default) until SIGINT
- *   or SIGTERM; --nice: the servers' niceness (default 0: plain Linux).
+ *   F in [0, 1) (default 0.25); S > 0 (default 200); N: the first N CPUs
+ *   this process may run on (default all of them; more than there are is
+ *   refused); SEC > 0 runs that long, 0 (default) until SIGINT or SIGTERM;
+ *   --nice: the servers' niceness (default 0: plain Linux).  A request
+ *   that finds its server's queue (a pipe) full is dropped and counted:
+ *   the arrivals stay open-loop and the run ends on time however far
+ *   behind the servers are.
  * Output: one line per server, then
  *   rqload: fraction F requested, A achieved (mean over N cpus), R requests
  * Exit status 0, or 2 on bad arguments. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -45,6 +50,7 @@ struct server {
     int       rfd;       /* the server's count comes back here */
     pthread_t client;
     uint64_t  sent;
+    uint64_t  dropped;   /* arrivals that found the queue full */
     uint64_t  seed;
 };
 
@@ -130,10 +136,16 @@ static void *client(void *arg)
             ;
         if (stop)
             break;
+        /* Non-blocking: a client blocked on a full pipe would miss the
+         * stop signal (delivered before it blocked) and never return. */
         uint64_t req = s->sent;
-        if (write(s->wfd, &req, sizeof req) != (ssize_t)sizeof req)
+        ssize_t w = write(s->wfd, &req, sizeof req);
+        if (w == (ssize_t)sizeof req)
+            s->sent++;
+        else if (w < 0 && (errno == EAGAIN || errno == EINTR))
+            s->dropped++;
+        else
             break;
-        s->sent++;
     }
     return NULL;
 }
@@ -156,7 +168,16 @@ static int parse_double(const char *s, double *out)
 int main(int argc, char **argv)
 {
     double fraction = 0.25, duration = 0;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    /* The CPUs we may run on, in order: servers are pinned to the first N. */
+    cpu_set_t allowed;
+    int cpus[MAX_CPUS];
+    long navail = 0;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return perror("rqload: sched_getaffinity"), 1;
+    for (int c = 0; c < CPU_SETSIZE && navail < MAX_CPUS; c++)
+        if (CPU_ISSET(c, &allowed))
+            cpus[navail++] = c;
+    long ncpu = navail;
     uint64_t seed = 1;
     int niceness = 0;
     for (int i = 1; i < argc; i++) {
@@ -176,9 +197,14 @@ int main(int argc, char **argv)
                 return usage("--cpus must be a count of CPUs (1..1024) or all");
             if (strcmp(v, "all") != 0)
                 ncpu = (long)d;
+            if (ncpu > navail) {
+                fprintf(stderr, "rqload: --cpus %ld: this process may run on %ld CPUs\n", ncpu,
+                        navail);
+                return usage("--cpus must not exceed the CPUs available");
+            }
         } else if (strcmp(a, "--duration") == 0) {
-            if (parse_double(v, &duration) != 0 || duration < 0)
-                return usage("--duration must be >= 0");
+            if (parse_double(v, &duration) != 0 || duration < 0 || duration > 1e9)
+                return usage("--duration must be in [0, 1e9] seconds");
         } else if (strcmp(a, "--seed") == 0) {
             if (parse_double(v, &d) != 0 || d < 0 || d != (double)(uint64_t)d)
                 return usage("--seed must be a whole number >= 0");
@@ -192,8 +218,6 @@ int main(int argc, char **argv)
         }
         i++;
     }
-    if (ncpu < 1 || ncpu > MAX_CPUS)
-        ncpu = 1;
     rate_per_s = fraction / (service_us * 1e-6);
     struct server *sv = calloc((size_t)ncpu, sizeof *sv);
     if (sv == NULL)
@@ -221,11 +245,12 @@ int main(int argc, char **argv)
                 close(sv[k].wfd);
                 close(sv[k].rfd);
             }
-            serve(req[0], back[1], (int)c, niceness);
+            serve(req[0], back[1], cpus[c], niceness);
         }
         close(req[0]);
         close(back[1]);
-        sv[c] = (struct server){.pid = p, .cpu = (int)c, .wfd = req[1], .rfd = back[0],
+        (void)fcntl(req[1], F_SETFL, O_NONBLOCK);
+        sv[c] = (struct server){.pid = p, .cpu = cpus[c], .wfd = req[1], .rfd = back[0],
                                 .seed = seed * 1000003u + (uint64_t)c};
     }
     /* With F = 0 no client runs: the servers only wait. */
@@ -256,9 +281,10 @@ int main(int argc, char **argv)
         double f = cpu / wall;
         sum += f;
         total += served;
-        printf("rqload: cpu %d: %llu requests sent, %llu served, cpu time %.3f s of %.3f s: "
-               "fraction %.3f\n",
-               sv[c].cpu, (unsigned long long)sv[c].sent, (unsigned long long)served, cpu, wall, f);
+        printf("rqload: cpu %d: %llu requests sent, %llu served, %llu dropped (queue full), "
+               "cpu time %.3f s of %.3f s: fraction %.3f\n",
+               sv[c].cpu, (unsigned long long)sv[c].sent, (unsigned long long)served,
+               (unsigned long long)sv[c].dropped, cpu, wall, f);
     }
     printf("rqload: fraction %.3f requested, %.3f achieved (mean over %ld cpus), %llu requests\n",
            fraction, sum / (double)ncpu, ncpu, (unsigned long long)total);
