@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "flow.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -42,8 +43,17 @@ int rqa_credits_init(struct rqa_credits *c, rq_ctx_t *ctx, unsigned handler, uin
     return rq_handler_register(ctx, handler, on_credits, c, 0);
 }
 
+/* c initialized and r one of its ranks. */
+static int credits_rank_ok(const struct rqa_credits *c, int r)
+{
+    return c != NULL && c->ctx != NULL && c->avail != NULL && c->owed != NULL && r >= 0 &&
+           r < rq_size(c->ctx);
+}
+
 int rqa_credits_acquire(struct rqa_credits *c, int dst, rqa_drain_fn drain, void *arg)
 {
+    if (!credits_rank_ok(c, dst))
+        return RQ_EINVAL;
     if (c->avail[dst] == 0) {
         c->waits++;
         while (c->avail[dst] == 0) {
@@ -60,6 +70,8 @@ int rqa_credits_acquire(struct rqa_credits *c, int dst, rqa_drain_fn drain, void
 
 int rqa_credits_consumed(struct rqa_credits *c, int src)
 {
+    if (!credits_rank_ok(c, src))
+        return RQ_EINVAL;
     if (++c->owed[src] < c->batch)
         return 0;
     uint64_t n = c->owed[src];
@@ -69,6 +81,8 @@ int rqa_credits_consumed(struct rqa_credits *c, int src)
 
 void rqa_credits_fini(struct rqa_credits *c)
 {
+    if (c == NULL || c->ctx == NULL)
+        return;
     rq_handler_register(c->ctx, c->handler, NULL, NULL, 0);
     free(c->avail);
     free(c->owed);
@@ -77,11 +91,18 @@ void rqa_credits_fini(struct rqa_credits *c)
 
 int rqa_pace_match(struct rqa_pace *p, rq_ctx_t *ctx, double consume_ns)
 {
-    double worst = consume_ns > 0 ? consume_ns : 0;
-    int rc = rq_allreduce(ctx, &worst, &worst, 1, RQ_DOUBLE, RQ_MAX);
+    if (p == NULL || ctx == NULL)
+        return RQ_EINVAL;
+    /* A bad value still joins the reduction (the others would wait for
+     * it), as a flag every rank sees: {time, bad}. */
+    const int bad = !isfinite(consume_ns) || consume_ns > RQA_PACE_MAX_NS;
+    double v[2] = {bad || consume_ns < 0 ? 0 : consume_ns, bad ? 1 : 0};
+    int rc = rq_allreduce(ctx, v, v, 2, RQ_DOUBLE, RQ_MAX);
     if (rc != 0)
         return rc;
-    p->interval_ns = (uint64_t)worst;
+    if (v[1] != 0)
+        return RQ_EINVAL;
+    p->interval_ns = (uint64_t)v[0];
     p->next_ns = 0;
     return 0;
 }

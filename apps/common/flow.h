@@ -49,10 +49,12 @@ struct rqa_credits {
  * RQ_ENOMEM. */
 int rqa_credits_init(struct rqa_credits *c, rq_ctx_t *ctx, unsigned handler, uint32_t window);
 /* Spend a credit for dst, running drain (and rq_poll, which runs the
- * credit returns) until one is available.  0 or a negative RQ_E*. */
+ * credit returns) until one is available.  0, RQ_EINVAL (c NULL or not
+ * initialized, dst not a rank), or a negative RQ_E* of rq_poll or drain. */
 int rqa_credits_acquire(struct rqa_credits *c, int dst, rqa_drain_fn drain, void *arg);
 /* The receiver consumed one message from src: return credits to src
- * when a batch is owed.  0 or a negative RQ_E*.  Callable from a
+ * when a batch is owed.  0, RQ_EINVAL (c NULL or not initialized, src
+ * not a rank), or a negative RQ_E* of rq_request.  Callable from a
  * handler (it sends one short message). */
 int rqa_credits_consumed(struct rqa_credits *c, int src);
 /* Unregister the handler, free the tables. */
@@ -66,7 +68,12 @@ struct rqa_pace {
 
 /* Collective: the interval is the largest consume_ns over the ranks (the
  * slowest receiver sets the pace).  consume_ns: this rank's measured time
- * to receive and process one message.  0 or a negative RQ_E*. */
+ * to receive and process one message, finite and in [0, RQA_PACE_MAX_NS]
+ * (a negative time counts as 0).  0, RQ_EINVAL (p or ctx NULL; or any
+ * rank's consume_ns NaN, infinite or above the limit: then every rank
+ * returns RQ_EINVAL and no rank's p changes), or a negative RQ_E* of the
+ * reduction. */
+#define RQA_PACE_MAX_NS 1e12 /* 1000 s per message */
 int rqa_pace_match(struct rqa_pace *p, rq_ctx_t *ctx, double consume_ns);
 /* Before a send: run drain until the next injection slot, then take it. */
 void rqa_pace_wait(struct rqa_pace *p, rqa_drain_fn drain, void *arg);
