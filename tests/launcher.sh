@@ -40,6 +40,25 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ "$ms" -le 5000 ] || fail "SIGTERM forwarding took ${ms} ms"
 echo "launcher: SIGTERM forwarded: status $st in ${ms} ms: ok"
 
+# SIGINT and SIGQUIT: a job started with & by a script (no job control)
+# inherits both ignored; rqrun restores them, so forwarding them works.
+for sig in INT QUIT; do
+    "$RQRUN" -n 3 "$CRASHER" hang >/dev/null 2>&1 &
+    pid=$!
+    sleep 0.5
+    kill -$sig $pid
+    t0=$(date +%s%N)
+    ( sleep 10; kill -KILL $pid 2>/dev/null ) &
+    guard=$!
+    wait $pid
+    st=$?
+    kill $guard 2>/dev/null; wait $guard 2>/dev/null
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    want=$(( 128 + $(kill -l $sig) ))
+    [ "$st" = "$want" ] || fail "SIG$sig forwarding from a background job: status $st, want $want"
+    echo "launcher: SIG$sig forwarded from a background job: status $st in ${ms} ms: ok"
+done
+
 # SIGKILL of rqrun itself: ranks die with it (PR_SET_PDEATHSIG).
 "$RQRUN" -n 3 "$CRASHER" hang >/dev/null 2>&1 &
 pid=$!

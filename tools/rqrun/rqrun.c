@@ -170,6 +170,13 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* A job started with & by a shell without job control inherits SIGINT
+     * and SIGQUIT ignored; so would its ranks, and a forwarded ^C or
+     * SIGQUIT would do nothing.  Those two go back to their defaults (for
+     * us the signal is blocked and read from the signalfd).  SIGHUP keeps
+     * what it had: nohup's SIG_IGN is meant for the ranks too. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
     sigset_t mask, oldmask;
     sigemptyset(&mask);
     sigaddset(&mask, SIGCHLD);
