@@ -50,8 +50,8 @@ int main(int argc, char **argv)
         return rqa_fail(ctx, "ERROR: unknown variant");
     if (argc != 2)
         return rqa_fail(ctx, "Usage: barrier [--variant am|coll] <iterations>");
-    if (rqa_parse_u64(argv[1], &iters) != 0 || iters < 1)
-        return rqa_fail(ctx, "ERROR: iterations must be >= 1");
+    if (rqa_parse_count(argv[1], 1, &iters) != 0)
+        return rqa_fail(ctx, "ERROR: iterations must be in [1, " RQA_COUNT_MAX_S "]");
     const int me = rq_rank(ctx), np = rq_size(ctx);
     int rounds = 0;
     while ((1 << rounds) < np)

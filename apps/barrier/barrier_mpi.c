@@ -24,8 +24,8 @@ int main(int argc, char **argv)
         return rqa_mpi_fail("ERROR: unknown variant");
     if (argc != 2)
         return rqa_mpi_fail("Usage: barrier-mpi [--variant coll|p2p] <iterations>");
-    if (rqa_parse_u64(argv[1], &iters) != 0 || iters < 1)
-        return rqa_mpi_fail("ERROR: iterations must be >= 1");
+    if (rqa_parse_count(argv[1], 1, &iters) != 0)
+        return rqa_mpi_fail("ERROR: iterations must be in [1, " RQA_COUNT_MAX_S "]");
     int rounds = 0;
     while ((1 << rounds) < np)
         rounds++;

@@ -44,6 +44,17 @@ int rqa_variant(int *argc, char **argv, const char *opt, const char *const *name
  * trailing text) into *out.  0 or -1. */
 int rqa_parse_u64(const char *s, uint64_t *out);
 
+/* The most iterations (or requests, or ns of work) any program takes, as
+ * the PRK transpose does: a count past it is a typo, not a run. */
+#define RQA_COUNT_MAX 1000000000u
+#define RQA_COUNT_MAX_S "1000000000"
+
+/* Parse a count in [lo, RQA_COUNT_MAX] into *out.  0 or -1. */
+static inline int rqa_parse_count(const char *s, uint64_t lo, uint64_t *out)
+{
+    return rqa_parse_u64(s, out) != 0 || *out < lo || *out > RQA_COUNT_MAX ? -1 : 0;
+}
+
 /* One turn of a loop that waits on memory alone (no librq call, so
  * RQ_YIELD_IDLE cannot help it): back to back for the first turns, then
  * the CPU goes to whoever else is runnable (sched_yield): with more

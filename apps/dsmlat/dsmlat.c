@@ -111,8 +111,8 @@ int main(int argc, char **argv)
         return rqa_fail(ctx, "Usage: dsmlat [--protocol pdq|multiplexed|poll|spinlock] "
                              "[--threads T] [--block B] [iterations]");
     uint64_t n = 2000;
-    if (argc > 2 || (argc == 2 && (rqa_parse_u64(argv[1], &n) != 0 || n < 1)))
-        return rqa_fail(ctx, "ERROR: iterations must be >= 1");
+    if (argc > 2 || (argc == 2 && (rqa_parse_count(argv[1], 1, &n) != 0)))
+        return rqa_fail(ctx, "ERROR: iterations must be in [1, " RQA_COUNT_MAX_S "]");
     const int me = rq_rank(ctx), np = rq_size(ctx);
     if (np < 2)
         return rqa_fail(ctx, "ERROR: dsmlat needs 2 ranks or more");

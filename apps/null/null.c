@@ -22,10 +22,10 @@ int main(int argc, char **argv)
     uint64_t iters, work = 1000;
     if (argc != 2 && argc != 3)
         return rqa_fail(ctx, "Usage: null <iterations> [work_ns]");
-    if (rqa_parse_u64(argv[1], &iters) != 0 || iters < 1)
-        return rqa_fail(ctx, "ERROR: iterations must be >= 1");
-    if (argc == 3 && (rqa_parse_u64(argv[2], &work) != 0 || work < 1))
-        return rqa_fail(ctx, "ERROR: work_ns must be >= 1");
+    if (rqa_parse_count(argv[1], 1, &iters) != 0)
+        return rqa_fail(ctx, "ERROR: iterations must be in [1, " RQA_COUNT_MAX_S "]");
+    if (argc == 3 && rqa_parse_count(argv[2], 1, &work) != 0)
+        return rqa_fail(ctx, "ERROR: work_ns must be in [1, " RQA_COUNT_MAX_S "]");
     const int me = rq_rank(ctx), np = rq_size(ctx);
     int rc = rq_barrier(ctx);
     if (me == 0)

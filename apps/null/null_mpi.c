@@ -18,10 +18,10 @@ int main(int argc, char **argv)
     uint64_t iters, work = 1000;
     if (argc != 2 && argc != 3)
         return rqa_mpi_fail("Usage: null-mpi <iterations> [work_ns]");
-    if (rqa_parse_u64(argv[1], &iters) != 0 || iters < 1)
-        return rqa_mpi_fail("ERROR: iterations must be >= 1");
-    if (argc == 3 && (rqa_parse_u64(argv[2], &work) != 0 || work < 1))
-        return rqa_mpi_fail("ERROR: work_ns must be >= 1");
+    if (rqa_parse_count(argv[1], 1, &iters) != 0)
+        return rqa_mpi_fail("ERROR: iterations must be in [1, " RQA_COUNT_MAX_S "]");
+    if (argc == 3 && rqa_parse_count(argv[2], 1, &work) != 0)
+        return rqa_mpi_fail("ERROR: work_ns must be in [1, " RQA_COUNT_MAX_S "]");
     MPI_Barrier(MPI_COMM_WORLD);
     if (me == 0)
         printf("MPI null: %d ranks, %llu iterations of %llu ns\n", np, (unsigned long long)iters,

@@ -67,15 +67,16 @@ int main(int argc, char **argv)
     if (intr < 0)
         return rqa_fail(ctx, "ERROR: unknown delivery");
     if (rqa_take_double(&argc, argv, "stall", 100, 0, &stall_ns) != 0 ||
-        rqa_take_double(&argc, argv, "interval", 1000, 0, &interval) != 0)
-        return rqa_fail(ctx, "ERROR: --stall and --interval must be numbers of ns >= 0");
+        rqa_take_double(&argc, argv, "interval", 1000, 0, &interval) != 0 ||
+        stall_ns > 1e9 || interval > 1e9)
+        return rqa_fail(ctx, "ERROR: --stall and --interval must be numbers of ns in [0, 1e9]");
     if (argc != 3)
         return rqa_fail(ctx, "Usage: synth [--stall NS] [--interval NS] [--delivery poll|intr] "
                              "<N> <requests per rank>");
-    if (rqa_parse_u64(argv[1], &n) != 0 || n < 1)
-        return rqa_fail(ctx, "ERROR: N must be >= 1");
-    if (rqa_parse_u64(argv[2], &count) != 0 || count < 1 || count >= 1ull << 40)
-        return rqa_fail(ctx, "ERROR: requests per rank must be in [1, 2^40)");
+    if (rqa_parse_count(argv[1], 1, &n) != 0)
+        return rqa_fail(ctx, "ERROR: N must be in [1, " RQA_COUNT_MAX_S "]");
+    if (rqa_parse_count(argv[2], 1, &count) != 0)
+        return rqa_fail(ctx, "ERROR: requests per rank must be in [1, " RQA_COUNT_MAX_S "]");
     const int me = rq_rank(ctx), np = rq_size(ctx);
     int rc = rq_handler_register(ctx, H_REQ, on_req, NULL, 0);
     if (rc == 0)

@@ -76,14 +76,15 @@ int main(int argc, char **argv)
     double interval;
     uint64_t n, count;
     if (rqa_take_double(&argc, argv, "stall", 100, 0, &stall_ns) != 0 ||
-        rqa_take_double(&argc, argv, "interval", 1000, 0, &interval) != 0)
-        return rqa_mpi_fail("ERROR: --stall and --interval must be numbers of ns >= 0");
+        rqa_take_double(&argc, argv, "interval", 1000, 0, &interval) != 0 ||
+        stall_ns > 1e9 || interval > 1e9)
+        return rqa_mpi_fail("ERROR: --stall and --interval must be numbers of ns in [0, 1e9]");
     if (argc != 3)
         return rqa_mpi_fail("Usage: synth-mpi [--stall NS] [--interval NS] <N> <requests per rank>");
-    if (rqa_parse_u64(argv[1], &n) != 0 || n < 1)
-        return rqa_mpi_fail("ERROR: N must be >= 1");
-    if (rqa_parse_u64(argv[2], &count) != 0 || count < 1 || count >= 1ull << 40)
-        return rqa_mpi_fail("ERROR: requests per rank must be in [1, 2^40)");
+    if (rqa_parse_count(argv[1], 1, &n) != 0)
+        return rqa_mpi_fail("ERROR: N must be in [1, " RQA_COUNT_MAX_S "]");
+    if (rqa_parse_count(argv[2], 1, &count) != 0)
+        return rqa_mpi_fail("ERROR: requests per rank must be in [1, " RQA_COUNT_MAX_S "]");
     for (int i = 0; i < RING; i++)
         ring[i] = MPI_REQUEST_NULL;
     MPI_Irecv(&stall_in, 1, MPI_UINT64_T, MPI_ANY_SOURCE, TAG_REQ, MPI_COMM_WORLD, &req_rx);

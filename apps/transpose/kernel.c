@@ -14,7 +14,7 @@ int tp_parse(int argc, char **argv, int np, struct tp_args *a, char *err, size_t
         snprintf(err, errlen, "Usage: %s <# iterations> <matrix order> [tile size]", argv[0]);
         return -1;
     }
-    if (rqa_parse_u64(argv[1], &it) != 0 || it < 1 || it > 1000000000u) {
+    if (rqa_parse_count(argv[1], 1, &it) != 0) {
         snprintf(err, errlen, "ERROR: iterations must be >= 1 : %s", argv[1]);
         return -1;
     }
