@@ -116,6 +116,8 @@ struct rq_ctx {
     struct rqi_ring_tx *tx;   /* our lane at each destination rank */
     char             **seg;   /* each rank's segment, mapped here */
     char             **bulk;  /* each rank's staging area, mapped here */
+    uint64_t          *bulk_resident; /* per sender: bytes of its area resident in our
+                                         mapping (net/shm_bulk.h: RESIDENCE) */
     struct rqi_bulk_tx btx;   /* our own staging area (we allocate in it) */
     struct rqi_peers   peers;
     uint64_t           next_peer_check_ns;

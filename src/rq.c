@@ -112,6 +112,7 @@ static void ctx_free(rq_ctx_t *ctx)
     free(ctx->tx);
     free(ctx->seg);
     free(ctx->bulk);
+    free(ctx->bulk_resident);
     free(ctx->stage);
     free(ctx->seg_copy);
     free(ctx->remote);
@@ -182,12 +183,14 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     ctx->tx = calloc((size_t)ctx->size, sizeof *ctx->tx);
     ctx->seg = calloc((size_t)ctx->size, sizeof *ctx->seg);
     ctx->bulk = calloc((size_t)ctx->size, sizeof *ctx->bulk);
+    ctx->bulk_resident = calloc((size_t)ctx->size, sizeof *ctx->bulk_resident);
     ctx->stage = calloc((size_t)ctx->size, sizeof *ctx->stage);
     ctx->seg_copy = calloc((size_t)ctx->size, sizeof *ctx->seg_copy);
     ctx->outbox = calloc((size_t)ctx->size, sizeof *ctx->outbox);
     if (ctx->remote == NULL) /* every rank on this node: all flags 0 */
         ctx->remote = calloc((size_t)ctx->size, 1);
-    if (ctx->tx == NULL || ctx->seg == NULL || ctx->bulk == NULL || ctx->stage == NULL ||
+    if (ctx->tx == NULL || ctx->seg == NULL || ctx->bulk == NULL ||
+        ctx->bulk_resident == NULL || ctx->stage == NULL ||
         ctx->seg_copy == NULL || ctx->outbox == NULL || ctx->remote == NULL) {
         ctx_free(ctx);
         return RQ_ENOMEM;

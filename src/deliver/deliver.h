@@ -70,7 +70,15 @@ static inline int rqi_pkt_fields_check(const rq_ctx_t *ctx, const struct rqi_pkt
 static inline struct rqi_bulk_hdr *rqi_rndv_block(const rq_ctx_t *ctx, struct rqi_pkt *p)
 {
     const struct rqi_pkt_rndv *e = rqi_pkt_ext(p);
-    return rqi_bulk_block(ctx->bulk[p->src], e->off, e->len, e->cookie);
+    struct rqi_bulk_hdr *h = rqi_bulk_block(ctx->bulk[p->src], e->off, e->len, e->cookie);
+    /* A live block: the sender's hot window resident in our mapping before
+     * its payload is read (net/shm_bulk.h: RESIDENCE); the bounds were
+     * checked with the packet, and a forged one maps nothing more. */
+    const uint64_t end = e->off + rqi_bulk_block_bytes(e->len);
+    if (RQI_UNLIKELY(h != NULL && end > ctx->bulk_resident[p->src]))
+        rqi_bulk_make_resident(ctx->bulk[p->src], ctx->bulk_bytes, &ctx->bulk_resident[p->src],
+                               end, 0);
+    return h;
 }
 
 /* A delivered packet is done with: a RNDV packet hands its staging block

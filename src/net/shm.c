@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "net/shm_bulk.h"
 #include "rq.h"
 
 #define PAGE 4096ull
@@ -191,4 +192,35 @@ void rqi_peers_close(struct rqi_peers *pe)
     pe->pfd = NULL;
     pe->pid = NULL;
     pe->n = 0;
+}
+
+void rqi_bulk_make_resident(char *base, uint64_t size, uint64_t *resident, uint64_t end,
+                            int write)
+{
+    uint64_t from = *resident;
+    /* The hot window at once; past it (receivers lagging, large blocks)
+     * a quarter window at a time, not a call per block. */
+    uint64_t to = from + RQI_BULK_HOT / 4;
+    if (to < RQI_BULK_HOT)
+        to = RQI_BULK_HOT;
+    if (to < end)
+        to = end;
+    to = round_up(to, PAGE);
+    if (to > size)
+        to = size;
+    if (from >= to)
+        return;
+    *resident = to;
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(base + from, to - from, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0)
+        return;
+#endif
+    /* An older kernel: a read per page faults it in (for the sender too: a
+     * shared mapping's read fault maps the page writable, no second
+     * fault); nothing is written, so a receiver reading a live block is
+     * not disturbed. */
+    const volatile char *c = (const volatile char *)base;
+    for (uint64_t off = from; off < to; off += PAGE)
+        (void)c[off];
+    (void)write;
 }

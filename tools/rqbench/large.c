@@ -24,7 +24,11 @@
  * same working set, so it crosses each cache's capacity where they do.
  * Derived rows: medium / long at each size, and the largest rise of the
  * medium's cost per byte from one size to the next (the "cliff"), also
- * divided by memcpy's rise there (what the memory hierarchy explains). */
+ * divided by memcpy's rise there (what the memory hierarchy explains).
+ * First, before anything warms up: the first burst of staged mediums
+ * (rq_medium_max() + 1 bytes, the staging area's first use in this
+ * process: its pages are made resident then) and the first burst of long
+ * requests of that size, one sample each: what a short program pays. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -234,6 +238,18 @@ int rqb_fam_large(struct rqb *b)
     if (b->me == 0 && seg_lim < lim)
         fprintf(stderr, "rqbench large: long sizes above %zu bytes need a larger "
                         "RQ_SEGMENT_SIZE\n", seg_lim);
+    const size_t first_len = rq_medium_max(b->ctx) + 1;
+    if (first_len <= lim && first_len <= seg_lim) {
+        struct large_arg fm = large_arg_at(P_MEDIUM, first_len, seg_lim);
+        struct large_arg fl = large_arg_at(P_LONG, first_len, seg_lim);
+        double tm = burst_once(b, &fm), tl = burst_once(b, &fl);
+        rqb_row_derived(b, "medium, first burst", (double)first_len, "ns/B", tm,
+                        "staged: the area's first use in this process, one sample");
+        rqb_row_derived(b, "long, first burst", (double)first_len, "ns/B", tl,
+                        "its buffers' first use, one sample");
+        rqb_row_derived(b, "first bursts, medium / long", (double)first_len, "x",
+                        tl > 0 ? tm / tl : NAN, "one sample each");
+    }
     size_t sizes[80];
     int nsz = sweep_sizes(rq_medium_max(b->ctx), lim, sizes, 80);
     int step = b->o.smoke ? 8 : b->o.quick ? 2 : 1;
