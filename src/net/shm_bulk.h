@@ -135,9 +135,10 @@ static inline int rqi_bulk_oldest_dst(const struct rqi_bulk_tx *b)
  * run, 16 MiB a steady 0.03, as fast as the in-lane medium below it); a
  * window of many large blocks leaves the shared cache (8 MiB payloads in a
  * 32 MiB window: 1.9x the long path, with two blocks: 1.3x).  With the
- * window's pages made resident up front (RESIDENCE) 4 MiB beat 16 MiB:
- * medians of 5 runs 0.038 / 0.029 / 0.027 ns/B at 16 KiB + 1, 64 KiB and
- * 1 MiB, against 0.040 / 0.039 / 0.040 (near placement, 2026-11-26). */
+ * window's pages made resident up front (RESIDENCE) 4 MiB beat 16 MiB for
+ * small blocks: medians of 5 runs 0.038 / 0.029 / 0.027 ns/B at 16 KiB + 1,
+ * 64 KiB and 1 MiB, against 0.040 / 0.039 / 0.040 (near, 2026-11-26); but
+ * 1-2 MiB blocks need four in the window (docs/benchmarks.md). */
 #define RQI_BULK_HOT (4ull << 20)
 
 /* Allocate a block for len bytes to receiver dst: its offset in the area
@@ -150,7 +151,12 @@ static inline uint64_t rqi_bulk_alloc(struct rqi_bulk_tx *b, uint64_t len, uint3
     const uint64_t n = rqi_bulk_block_bytes(len);
     rqi_bulk_reclaim(b);
     uint64_t o = b->head % b->size;
-    uint64_t hot = 2 * n > RQI_BULK_HOT ? 2 * n : RQI_BULK_HOT;
+    /* Blocks up to 1 MiB: the 4 MiB window; to 4 MiB: four blocks (no
+     * block rewritten while its receiver may still cache it); larger: two
+     * blocks, at least 16 MiB, as measured before the window shrank. */
+    uint64_t hot = 4 * n < RQI_BULK_HOT ? RQI_BULK_HOT : 4 * n;
+    if (hot > 4 * RQI_BULK_HOT)
+        hot = 2 * n > 4 * RQI_BULK_HOT ? 2 * n : 4 * RQI_BULK_HOT;
     /* Wrap when the block would straddle the end, or early, past the hot
      * window, when the start of the area is free for it. */
     uint64_t pad = o + n > b->size || (o >= hot && b->head + (b->size - o) + n - b->tail <= b->size)
