@@ -55,8 +55,10 @@ static inline int rqi_poll_until(rq_ctx_t *ctx, int (*cond)(rq_ctx_t *, const vo
             rc = rqi_busy_step(ctx, &spins);
         else
             rc = rqi_wait_step(ctx, &spins);
+        /* What the last step delivered may be what we waited for: that
+         * wait succeeded, whatever happened after it. */
         if (rc != 0)
-            return rc;
+            return cond(ctx, arg) ? 0 : rc;
     }
     return 0;
 }

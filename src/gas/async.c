@@ -533,8 +533,8 @@ int rqi_async_quiet(rq_ctx_t *ctx)
             rc = rqi_busy_step(ctx, &spins);
         else
             rc = rqi_wait_step(ctx, &spins);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) /* unless the last step completed the last transfer */
+            return atomic_load_explicit(&a->pending, memory_order_acquire) == 0 ? 0 : rc;
     }
     return 0;
 }
