@@ -14,17 +14,22 @@
 # transpose, sptrsv, nodes (default: all of them).
 # --quick: small inputs and, for the Split-C programs, the default variant
 # of each (radix and radixb, sample and sampleb, fft and fftb: both),
-# about a minute.  DIR (default apps-results)
-# receives apps.csv, apps.json (jq) and one SVG per application (gnuplot),
-# like rqbench's outputs.  Binaries: $RQAPP_BIN (default: next to this
-# script when installed, else build/apps); rqrun from $RQRUN or PATH.
+# about a minute.  DIR receives apps.csv, apps.json (jq) and one SVG per
+# application (gnuplot), like rqbench's outputs; by default the build
+# tree's apps-results/ (build/apps-results) when run from a source tree,
+# else a new directory under $TMPDIR (printed at the end): never the
+# current directory unless asked (--out apps-results).  Binaries:
+# $RQAPP_BIN (default: next to this script when installed, else
+# build/apps); rqrun from $RQRUN or PATH; two_nodes.sh next to this script
+# when installed, else tests/.
 set -u
-quick=0 out=apps-results only=fugu,dsm,kernels,splitc,transpose,sptrsv,nodes
+quick=0 out= only=fugu,dsm,kernels,splitc,transpose,sptrsv,nodes
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
     --only) only=$2; shift ;;
     --out) out=$2; shift ;;
+    -h|--help) echo "usage: $0 [--quick] [--only GROUPS] [--out DIR]"; exit 0 ;;
     *) echo "usage: $0 [--quick] [--only GROUPS] [--out DIR]" >&2; exit 2 ;;
     esac
     shift
@@ -39,8 +44,21 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ -n "${RQAPP_BIN:-}" ]; then bin=$RQAPP_BIN
 elif [ -f "$here/transpose" ] && [ -x "$here/transpose" ]; then bin=$here
 else bin=$here/../build/apps; fi
-rqrun=${RQRUN:-$(command -v rqrun || echo "$bin/../rqrun")}
-two_nodes=$here/../tests/two_nodes.sh
+# rqrun: $RQRUN, the build tree's, an installed tree's bin/, or PATH.
+if [ -n "${RQRUN:-}" ]; then rqrun=$RQRUN
+elif [ -x "$bin/../rqrun" ]; then rqrun=$bin/../rqrun
+elif [ -x "$here/../../../bin/rqrun" ]; then rqrun=$here/../../../bin/rqrun
+else rqrun=$(command -v rqrun || echo rqrun); fi
+if [ -x "$here/two_nodes.sh" ]; then two_nodes=$here/two_nodes.sh
+else two_nodes=$here/../tests/two_nodes.sh; fi
+if want nodes && [ ! -x "$two_nodes" ]; then
+    echo "run.sh: --only nodes needs two_nodes.sh beside this script or in ../tests" >&2
+    exit 2
+fi
+if [ -z "$out" ]; then
+    if [ -d "$bin/.." ] && [ -f "$bin/../CMakeCache.txt" ]; then out=$bin/../apps-results
+    else out=$(mktemp -d "${TMPDIR:-/tmp}/librq-apps-results.XXXXXX") || exit 1; fi
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cores=$(nproc)
 mkdir -p "$out"
@@ -221,6 +239,9 @@ for n in 1 2 4 8; do
         want sptrsv && run_sp mpi isend node $n mpirun -n $n --oversubscribe "$bin/sptrsv-mpi" $sp_args
     fi
 done
+if want nodes && ! command -v mpirun >/dev/null; then
+    echo "run.sh: no mpirun: the two-node runs are skipped" >&2
+fi
 if want nodes && [ -x "$two_nodes" ] && command -v mpirun >/dev/null; then
     echo "run.sh: two simulated nodes" >&2
     for n in 2 4; do

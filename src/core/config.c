@@ -22,7 +22,9 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_LANES] = {"RQ_LANES", 4, 1, 16, 0,
         "inbound lanes per rank (at most the rank count); a lane with one sender needs no locked instruction", NULL},
     [RQI_CFG_MEDIUM_MAX] = {"RQ_MEDIUM_MAX", 16 * KiB, 64, 256 * MiB, 0,
-        "largest payload read in place; capped at ring/4 minus a header; larger ones are fragmented", NULL},
+        "largest payload read in place in the lane; capped at ring/4 minus a header; larger ones "
+        "are staged (RQ_BULK_BYTES: one copy, read in place), or fragmented when larger than "
+        "the staging area", NULL},
     [RQI_CFG_SEGMENT_SIZE] = {"RQ_SEGMENT_SIZE", 64 * MiB, 0, 64 * GiB, 0,
         "bytes of each rank's global-address segment (rounded up to a page)", NULL},
     [RQI_CFG_POLL_BATCH] = {"RQ_POLL_BATCH", 64, 1, 1u << 20, 0,

@@ -196,6 +196,11 @@ int main(int argc, char **argv)
     double slice_ms = 20, skew = 0;
     int cosched = 0, i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: rqgang [--slice MS] [--policy gang|cosched] [--skew S] "
+                   "-- A... [--also B...]\n(see rqgang(1))\n");
+            return 0;
+        }
         if (i + 1 >= argc)
             return usage("an option needs a value");
         char *end;

@@ -183,6 +183,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         double d;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            printf("usage: rqload [--fraction F] [--service-us S] [--cpus N|all] [--duration SEC] "
+                   "[--seed N] [--nice N]\n(see rqload(1))\n");
+            return 0;
+        }
         if (v == NULL)
             return usage("an option needs a value");
         if (strcmp(a, "--fraction") == 0) {
