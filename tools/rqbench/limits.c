@@ -223,8 +223,9 @@ void rqb_limits(struct rqb *b, int full)
                            "M/s", &s, "no librq code");
         }
     }
-    static const size_t sizes[] = {1u << 20, 16u << 20};
-    for (int i = 0; i < (full ? 2 : 1); i++) {
+    /* The compare family's bandwidth sizes, so each has its own limit. */
+    static const size_t sizes[] = {1u << 20, 4u << 10, 64u << 10, 16u << 20};
+    for (int i = 0; i < (full ? 4 : 1); i++) {
         rqb_measure(b, "memcpy", rqb_memcpy_bw, (void *)&sizes[i], &s);
         if (b->me == 0)
             rqb_report_add(&b->rep, "limits", "limit", "memcpy bandwidth, one core",
