@@ -48,7 +48,15 @@ check_tree() {
         "$p/bin/rqrun" -n 2 "$work/ex/$ex" >"$work/run.out" 2>&1 || { cat "$work/run.out"; fail "$name: examples/$ex does not run"; }
     done
     grep -q "dsm_counter: 2 ranks, .*: ok" "$work/run.out" || fail "$name: dsm_counter's answer"
-    ok "$name: tools, apps, pkg-config, find_package(rq: rq, rq_static, rqdsm)"
+    for m in man1/rqrun.1 man3/rq_request.3 man3/rq_reply.3 man7/librq-environment.7; do
+        [ -f "$p/share/man/$m" ] || fail "$name: no share/man/$m"
+    done
+    if command -v man >/dev/null; then
+        for q in rqrun rq_request librq-environment; do
+            man -M "$p/share/man" "$q" 2>&1 | grep -q . || fail "$name: man $q shows nothing"
+        done
+    fi
+    ok "$name: tools, apps, pkg-config, find_package(rq: rq, rq_static, rqdsm), man pages"
 }
 
 # 1. This build, installed under a prefix.
