@@ -365,17 +365,21 @@ if command -v gnuplot >/dev/null; then
         names=$(grep '^# ' "$dat" | sed 's/^# //' | tr '\n' ' ')
         [ -n "$names" ] || { rm -f "$dat"; continue; } # not run (--only)
         {
-            echo "set terminal svg size 800,500; set output '$out/$app.svg'"
-            echo "set title '$app on one node: time against ranks (lower is better)'"
-            echo "set xlabel 'ranks'; set ylabel 'seconds'; set logscale y; set key outside right"
-            printf "plot "
+            printf 'set title "%s\\n{/*0.8 %s cores, %s}" enhanced\n' \
+                "$app on one node: time against ranks (lower is better)" "$cores" "$(date +%Y-%m-%d)"
+            echo "set xlabel 'ranks'; set ylabel 'seconds'; set logscale y; set logscale x 2"
+            echo "set xtics (1, 2, 4, 8, 16, 32, 64, 128); set xrange [0.8:$(awk 'NF==2 && $1+0>m {m=$1+0} END {print m*1.25}' "$dat")]"
+            echo "set key below left horizontal maxcols 3 noenhanced; set grid"
+            printf 'PLOT = "'
             i=0
             for nm in $names; do
                 [ $i -gt 0 ] && printf ", "
                 printf "'%s' index %d using 1:2 with linespoints title '%s'" "$dat" $i "$nm"
                 i=$((i + 1))
             done
-            echo
+            echo '"'
+            echo "set terminal svg size 900,620 dynamic enhanced font 'sans,12'; set output '$out/$app.svg'; plot @PLOT"
+            echo "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo size 1000,690 enhanced font 'sans,11'; set output '$out/$app.png'; plot @PLOT }"
         } | gnuplot 2>/dev/null || echo "run.sh: gnuplot failed for $app" >&2
     done
 fi
