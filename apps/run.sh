@@ -176,7 +176,7 @@ fugu() { # ranks: each program and delivery, then its MPI version
     run_f null librq busy node $n "$rqrun" -n $n "$bin/null" $fn_args
     for d in poll intr; do
         run_f synth librq $d node $n "$rqrun" -n $n "$bin/synth" --delivery $d $fs_args
-        run_f enum librq $d node $n "$rqrun" -n $n "$bin/enum" --delivery $d $fe_args
+        run_f enum librq $d node $n "$rqrun" -n $n "$bin/enum" --variant fine --delivery $d $fe_args
     done
     run_f enum librq bulk node $n "$rqrun" -n $n "$bin/enum" --variant bulk $fe_args
     if [ -x "$bin/synth-mpi" ]; then

@@ -69,9 +69,9 @@ for round in $(seq 1 "$rounds"); do
             for s in 0 0.05 0.1 0.25 0.5 0.9; do
                 set -- $(gang "$s" "$synth_cmd" --interval 2000 1000 $((200000 / ranks)))
                 record skew "$round" synth-1000 "$s" "$1" "$2" "$3"
-                set -- $(gang "$s" apps/enum --delivery intr 6)
+                set -- $(gang "$s" apps/enum --variant fine --delivery intr 6)
                 record skew "$round" enum "$s" "$1" "$2" "$3"
-                set -- $(gang "$s" apps/barrier 20000)
+                set -- $(gang "$s" apps/barrier --variant am 20000)
                 record skew "$round" barrier "$s" "$1" "$2" "$3"
             done ;;
         interval)

@@ -42,8 +42,8 @@ cmd_of() {
     case $1 in
     synth) echo "apps/synth --delivery intr --interval 2000 --stall 200 100 $((400000 / ranks))" ;;
     null) echo "apps/null 1000000 1000" ;;
-    barrier) echo "apps/barrier 50000" ;;
-    enum) echo "apps/enum --delivery intr 6" ;;
+    barrier) echo "apps/barrier --variant am 50000" ;;
+    enum) echo "apps/enum --variant fine --delivery intr 6" ;;
     lu) echo "apps/lu 768 32" ;;          # on rqdsm (PDQ, dedicated): issue 20
     lu-poll) echo "apps/lu --protocol poll 768 32" ;;
     barnes) echo "apps/barnes 8000 4" ;;  # the finest grain of the three

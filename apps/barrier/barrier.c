@@ -1,8 +1,9 @@
 /* barrier - FUGU's synchronization-bound program (thesis Tables 7-1 and
  * 7-2: 10000 barriers): a loop of barriers and nothing else, the extreme
- * of sensitivity to scheduling.  Variants: "am" (default), a
- * dissemination barrier made of active messages (round k: a short request
- * to rank + 2^k, counted by its handler); "coll", rq_barrier.
+ * of sensitivity to scheduling.  Variants: "am", a dissemination barrier
+ * made of active messages (round k: a short request to rank + 2^k,
+ * counted by its handler); "coll" (default, the faster: docs/apps.md),
+ * rq_barrier.
  *
  * Usage: barrier [--variant am|coll] <iterations> */
 #define _POSIX_C_SOURCE 200809L
@@ -44,7 +45,7 @@ int main(int argc, char **argv)
     if (rq_init(&argc, &argv, &ctx) != 0)
         return 1;
     static const char *const names[] = {"am", "coll"};
-    const int v = rqa_variant(&argc, argv, "variant", names, 2, "am");
+    const int v = rqa_variant(&argc, argv, "variant", names, 2, "coll");
     uint64_t iters;
     if (v < 0)
         return rqa_fail(ctx, "ERROR: unknown variant");

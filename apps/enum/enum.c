@@ -8,9 +8,10 @@
  * synchronization: the ranks sum what each sent to each, and a rank waits
  * until it has received all that was sent to it.  The per-level counts are
  * checked against a serial search of the same board on rank 0.
- * --variant bulk batches the new positions per owner into medium messages
- * of up to BATCH positions (what an MPI user's Alltoallv does per level,
- * here as the positions are found).
+ * --variant bulk (the default, the faster: docs/apps.md) batches the new
+ * positions per owner into medium messages of up to BATCH positions (what
+ * an MPI user's Alltoallv does per level, here as the positions are
+ * found); --variant fine sends each one alone, the thesis's program.
  *
  * Usage: enum [--variant fine|bulk] [--delivery poll|intr] [side (default 6)] */
 #define _POSIX_C_SOURCE 200809L
@@ -89,7 +90,7 @@ int main(int argc, char **argv)
         return 1;
     static const char *const names[] = {"poll", "intr"}, *const variants[] = {"fine", "bulk"};
     const int intr = rqa_variant(&argc, argv, "delivery", names, 2, "poll");
-    const int bulk = rqa_variant(&argc, argv, "variant", variants, 2, "fine");
+    const int bulk = rqa_variant(&argc, argv, "variant", variants, 2, "bulk");
     uint64_t side = 6;
     if (intr < 0)
         return rqa_fail(ctx, "ERROR: unknown delivery");
