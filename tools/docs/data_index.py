@@ -75,7 +75,7 @@ def main():
             for n, line in enumerate(lines):
                 pats = patterns(line)
                 if pats and any(cites(pats, f) for f in fs):
-                    cited.append("%s:%d" % (page, n + 1))
+                    cited.append(page)  # no line number: it would go stale with every edit
                     for l in lines[max(0, n - 12):n + 8]:
                         for m in CMD.finditer(l):
                             c = m.group(1).strip()
