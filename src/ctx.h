@@ -10,6 +10,7 @@
 #include "rq.h"
 #include "core/config.h"
 #include "core/copy.h"
+#include "core/fail.h"
 #include "deliver/vbuf.h"
 #include "gas/async.h"
 #include "gas/gas.h"
@@ -95,10 +96,7 @@ struct rq_ctx {
     int                rank, size;
     uint32_t           job32;
     uint64_t           hdr_w0;       /* header word 1 of our packets: job | src << 32 */
-    int                failed;       /* sticky: a peer died or the ring broke */
-    /* Completers of non-blocking transfers inside the completion gate
-     * (deliver.h: rqi_complete_enter); any thread. */
-    _Atomic unsigned   completing;
+    struct rqi_fail    fail;         /* the job's failure as this rank sees it (core/fail.h) */
     uint64_t           medium_max;
     uint64_t           seg_bytes;
     uint64_t           bulk_bytes;   /* each rank's staging area (net/shm_bulk.h) */
@@ -187,6 +185,13 @@ struct rq_ctx {
 
     rq_stats_t         stats;
 };
+
+/* The failure state of the context (core/fail.h), by context. */
+static inline int rqi_job_failed(rq_ctx_t *ctx) { return rqi_fail_seen(&ctx->fail); }
+static inline int rqi_job_failed_any(const rq_ctx_t *ctx) { return rqi_fail_any(&ctx->fail); }
+static inline void rqi_fail(rq_ctx_t *ctx, const char *why) { rqi_fail_set(&ctx->fail, why); }
+static inline int rqi_complete_enter(rq_ctx_t *ctx) { return rqi_gate_enter(&ctx->fail); }
+static inline void rqi_complete_leave(rq_ctx_t *ctx) { rqi_gate_leave(&ctx->fail); }
 
 /* Nonzero while this thread runs a PDQ handler (src/pdq/pdq.c) or an
  * active-message handler (src/am/am.c).  Per thread, not per context: the

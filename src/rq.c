@@ -160,6 +160,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     }
     ctx->rank = b.rank;
     ctx->size = b.size;
+    rqi_fail_init(&ctx->fail, ctx->rank);
     rc = rqi_shm_attach(b.job_fd, &ctx->shm, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "librq: %s\n", err);
@@ -167,6 +168,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         ctx_free(ctx);
         return rc;
     }
+    rqi_fail_attach(&ctx->fail, &ctx->shm.hdr->failed);
     const struct rqi_job_hdr *h = ctx->shm.hdr;
     if (h->nranks != (uint32_t)ctx->size) {
         fprintf(stderr, "librq: RQ_SIZE=%d but the job has %u ranks\n", ctx->size, h->nranks);
@@ -286,7 +288,7 @@ int rq_finalize(rq_ctx_t *ctx)
     if (rc == 0)
         rc = rqi_async_quiet(ctx);
     if (rc == 0)
-        rc = ctx->failed ? RQ_EPEER : rqi_quiesce(ctx);
+        rc = ctx->fail.failed ? RQ_EPEER : rqi_quiesce(ctx);
 #ifdef RQ_HAVE_PMIX
     /* Across nodes, every rank must be past the barrier before any closes
      * its connections: a closed connection reads as a dead peer. */

@@ -160,7 +160,7 @@ static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
 int rqi_send_landed(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                     unsigned nargs, uint64_t off, uint64_t len, unsigned flags)
 {
-    if (ctx->failed)
+    if (ctx->fail.failed)
         return RQ_EPEER;
     /* No bytes to copy (data NULL, len 0): ext names the landed ones. */
     struct pkt_desc d = {RQI_PK_LONG, RQ_AM_QUEUE, handler, 0, nargs, args, NULL, 0,
@@ -181,7 +181,7 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
 {
     unsigned spins = 0, kicks = 0;
     for (;;) {
-        if (ctx->failed)
+        if (ctx->fail.failed)
             return RQ_EPEER;
         /* A rank that left rq_finalize reads no more: nothing is sent (only
          * a thread that outlives the finalize rules can get here). */
@@ -312,7 +312,7 @@ static RQI_ALWAYS_INLINE int send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned
                                   unsigned pflags, const uint64_t *args, unsigned nargs,
                                   const void *data, size_t len, unsigned flags)
 {
-    if (RQI_UNLIKELY(ctx->failed))
+    if (RQI_UNLIKELY(ctx->fail.failed))
         return RQ_EPEER;
     if (RQI_UNLIKELY(len > ctx->large_max))
         return RQ_EINVAL; /* more than this node's memory: never deliverable */
@@ -359,7 +359,7 @@ static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
                                      const uint64_t *args, unsigned nargs, const void *data,
                                      size_t len, unsigned flags)
 {
-    if (RQI_LIKELY(len <= ctx->medium_max && !ctx->failed && !ctx->remote[dst] &&
+    if (RQI_LIKELY(len <= ctx->medium_max && !ctx->fail.failed && !ctx->remote[dst] &&
                    rqi_vfifo_head(&ctx->outbox[dst]) == NULL)) {
         unsigned n = (unsigned)((sizeof(struct rqi_pkt) + 8u * nargs + len + RQI_SLOT_BYTES - 1) /
                                 RQI_SLOT_BYTES);
@@ -419,7 +419,7 @@ static int long_check(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *
         return RQ_EINVAL;
     if (dst_off > ctx->seg_bytes || len > ctx->seg_bytes - dst_off)
         return RQ_ERANGE;
-    return ctx->failed ? RQ_EPEER : 0;
+    return ctx->fail.failed ? RQ_EPEER : 0;
 }
 
 int rq_request_long(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,

@@ -11,32 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Wait until no completer is inside the gate (deliver.h): after this no
- * transfer's counter moves. */
-static void complete_gate_close(rq_ctx_t *ctx)
-{
-    while (atomic_load_explicit(&ctx->completing, memory_order_seq_cst) != 0)
-        rqi_cpu_relax();
-}
-
-void rqi_fail(rq_ctx_t *ctx, const char *why)
-{
-    if (!ctx->failed)
-        fprintf(stderr, "librq: rank %d: %s\n", ctx->rank, why);
-    ctx->failed = 1;
-    /* Pairs with the load_acquire(failed) of every rank's wait step; seq_cst
-     * for the completion gate. */
-    atomic_store_explicit(&ctx->shm.hdr->failed, 1u, memory_order_seq_cst);
-    complete_gate_close(ctx);
-}
-
-void rqi_fail_noticed(rq_ctx_t *ctx)
-{
-    ctx->failed = 1;
-    atomic_thread_fence(memory_order_seq_cst); /* the flag's load before completing's */
-    complete_gate_close(ctx);
-}
-
 struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx, struct rqi_ring_rx **rxo)
 {
     for (unsigned k = 0; k < ctx->nlanes; k++) {
@@ -47,7 +21,7 @@ struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx, struct rqi_ring_rx **rxo)
             *rxo = rx;
             return p;
         }
-        if (ctx->failed)
+        if (ctx->fail.failed)
             return NULL;
     }
     return NULL;
@@ -55,7 +29,7 @@ struct rqi_pkt *rqi_rx_next(rq_ctx_t *ctx, struct rqi_ring_rx **rxo)
 
 struct rqi_pkt *rqi_rx_next_lane(rq_ctx_t *ctx, struct rqi_ring_rx *rx)
 {
-    if (RQI_UNLIKELY(ctx->failed))
+    if (RQI_UNLIKELY(ctx->fail.failed))
         return NULL; /* a broken lane is not read (nor counted) again */
     for (;;) {
         struct rqi_pkt *p = rqi_ring_rx_peek(rx);

@@ -159,56 +159,6 @@ static inline int rqi_rx_pinned(const rq_ctx_t *ctx)
  * 0 or RQ_EPEER. */
 int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins);
 
-/* The first time this rank sees the job failed: the sticky flag, then
- * wait out the completion gate (below).  Owner of the context. */
-void rqi_fail_noticed(rq_ctx_t *ctx);
-
-/* Whether the job has failed: our sticky flag, or the job's (set by any
- * rank or by rqrun), which then becomes ours.  Owner of the context. */
-static inline int rqi_job_failed(rq_ctx_t *ctx)
-{
-    if (RQI_LIKELY(!ctx->failed)) {
-        /* Pairs with the store(failed) of rqi_fail or of rqrun. */
-        if (RQI_LIKELY(rqi_load_acquire(&ctx->shm.hdr->failed) == 0))
-            return 0;
-        rqi_fail_noticed(ctx);
-    }
-    return 1;
-}
-
-/* The same from any thread (a copy thread): the job's flag only. */
-static inline int rqi_job_failed_any(const rq_ctx_t *ctx)
-{
-    return rqi_load_acquire(&ctx->shm.hdr->failed) != 0;
-}
-
-/* Mark the job failed for every rank (a peer died, a ring broke). */
-void rqi_fail(rq_ctx_t *ctx, const char *why);
-
-/* The completion gate: no transfer's counter moves once a caller was told
- * RQ_EPEER.  A completer (any thread) enters, moves the counter only if
- * the job has not failed, and leaves; the owner, the first time it sees
- * the job failed (rqi_fail, rqi_fail_noticed), waits until no completer
- * is inside.  Ordering, Dekker style: the completer's seq_cst increment of
- * completing precedes its seq_cst load of the failed flag, and the owner's
- * seq_cst store (or load) of the flag precedes its seq_cst loads of
- * completing: either the completer sees the flag and backs out, or the
- * owner sees it inside and waits for its release decrement, which follows
- * the counter's move.  The wait is a few instructions of one completer. */
-static inline int rqi_complete_enter(rq_ctx_t *ctx)
-{
-    atomic_fetch_add_explicit(&ctx->completing, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&ctx->shm.hdr->failed, memory_order_seq_cst) == 0)
-        return 1;
-    atomic_fetch_sub_explicit(&ctx->completing, 1, memory_order_release);
-    return 0;
-}
-
-static inline void rqi_complete_leave(rq_ctx_t *ctx)
-{
-    atomic_fetch_sub_explicit(&ctx->completing, 1, memory_order_release);
-}
-
 /* In a wait that made progress (ran a handler, copied a piece): the
  * job's flag and, every RQ_PEER_CHECK_MS, peer liveness, so a wait that
  * never idles still learns of a death.  0 or RQ_EPEER. */

@@ -698,7 +698,7 @@ int rqi_ucx_flush(rq_ctx_t *ctx)
 {
     ucp_request_param_t rp = {.op_attr_mask = 0};
     ucs_status_t st = wait_req(ctx, ucp_worker_flush_nbx(ctx->ucx->worker, &rp));
-    if (st != UCS_OK && !ctx->failed)
+    if (st != UCS_OK && !ctx->fail.failed)
         return peer_failed(ctx, -1, st);
     /* Eager copies still queued count too: nothing of ours is in flight. */
     unsigned spins = 0;
@@ -706,7 +706,7 @@ int rqi_ucx_flush(rq_ctx_t *ctx)
         if (rqi_ucx_progress(ctx) == 0 && rqi_wait_step(ctx, &spins) != 0)
             return RQ_EPEER;
     }
-    return ctx->failed ? RQ_EPEER : 0;
+    return ctx->fail.failed ? RQ_EPEER : 0;
 }
 
 /* ---- non-blocking transfers (gas/async.h) ------------------------------ */
@@ -931,10 +931,10 @@ static int wire_up(rq_ctx_t *ctx, struct rqi_ucx *u, int r, char *err, size_t er
 {
     ucp_request_param_t rp = {.op_attr_mask = 0};
     ucs_status_t st = wait_req(ctx, ucp_ep_flush_nbx(u->peer[r].ep, &rp));
-    if (st == UCS_OK && !ctx->failed)
+    if (st == UCS_OK && !ctx->fail.failed)
         return 0;
     snprintf(err, errlen, "UCX: cannot connect to rank %d: %s", r,
-             ctx->failed ? "the job failed" : ucs_status_string(st));
+             ctx->fail.failed ? "the job failed" : ucs_status_string(st));
     return RQ_EPEER;
 }
 

@@ -909,7 +909,7 @@ static int drain_body(struct rq_pdq *q)
     for (;;) {
         int locked = rqi_ctx_enter(ctx);
         int n = rqi_poll(ctx);
-        int rc = ctx->failed ? RQ_EPEER : 0;
+        int rc = ctx->fail.failed ? RQ_EPEER : 0;
         int past = 1;
         for (unsigned l = 0; l < ctx->nlanes; l++)
             if (ctx->rx[l].scan < marks[l])

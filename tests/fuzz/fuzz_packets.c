@@ -60,6 +60,8 @@ static void run_one(const uint8_t *in, size_t n)
     ctx->seg = segs;
     ctx->outbox = outbox;
     ctx->shm.hdr = &hdr;
+    rqi_fail_init(&ctx->fail, 0);
+    rqi_fail_attach(&ctx->fail, &hdr.failed);
     ctx->cfg.v[RQI_CFG_POLL_BATCH] = 8;
     ctx->nlanes = 1;
     ctx->rx[0] = (struct rqi_ring_rx){ring, &ctrl, NSLOTS, 0, 0, 0, NSLOTS / 8};
@@ -74,7 +76,7 @@ static void run_one(const uint8_t *in, size_t n)
     /* Lay packets: header bytes from the input, seq set by us. */
     uint64_t pos = 0;
     size_t at = 0;
-    while (at < n && !ctx->failed && pos < 8u * NSLOTS) {
+    while (at < n && !ctx->fail.failed && pos < 8u * NSLOTS) {
         struct rqi_pkt *p = rqi_ring_slot(ring, NSLOTS, pos);
         if (rqi_load_relaxed(&p->seq) != 0 && pos - ctx->rx[0].head >= NSLOTS)
             break; /* the receiver holds this slot still */
@@ -117,7 +119,7 @@ static void run_one(const uint8_t *in, size_t n)
         fprintf(stderr, "received %llu direct %llu buffered %llu rejected %llu failed %d\n",
                 (unsigned long long)ctx->stats.received, (unsigned long long)ctx->stats.direct,
                 (unsigned long long)ctx->stats.buffered, (unsigned long long)ctx->stats.rejected,
-                ctx->failed);
+                ctx->fail.failed);
     while (ctx->reasm != NULL) {
         struct rqi_reasm *r = ctx->reasm;
         ctx->reasm = r->next;
