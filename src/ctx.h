@@ -124,6 +124,7 @@ struct rq_ctx {
     /* transport: UCX, for the ranks of other nodes (src/net/ucx.h) */
     unsigned char     *remote;   /* size flags: 1 = reached through UCX */
     struct rqi_ucx    *ucx;      /* NULL when every rank is on this node */
+    struct rqi_ucx_up  ucx_up;   /* its hook upward (net/ucx.h) */
     int                pmix;     /* bootstrapped through PMIx */
 
     /* delivery: virtual buffer, per-queue FIFOs, views, reassembly */

@@ -238,6 +238,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         ctx_free(ctx);
         return rc;
     }
+    ctx->ucx_up = (struct rqi_ucx_up){rqi_ingest_pkt, rqi_held_add};
     if (nremote != 0 && (rc = rqi_ucx_init(ctx, err, sizeof err)) != 0) {
         fprintf(stderr, "librq: rank %d: %s\n", ctx->rank, err);
         ctx_free(ctx);

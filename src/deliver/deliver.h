@@ -9,12 +9,12 @@
 #define RQI_DELIVER_H
 
 #include "ctx.h"
+#include "net/wait.h"
 #include "net/shm_bulk.h"
 
 /* The largest payload a receiver accepts (ctx->large_max) is this node's
  * physical memory: a first fragment or a UCX packet announcing more could
  * never be allocated, so it is refused as forged (see rq_request). */
-#define RQI_BUSY_POLLS 32u        /* empty polls of a wait before pausing */
 
 enum { RQI_PKT_OK = 0, RQI_PKT_REJECT = 1, RQI_PKT_BROKEN = 2 };
 
@@ -153,33 +153,7 @@ static inline int rqi_rx_pinned(const rq_ctx_t *ctx)
     return 0;
 }
 
-/* One step of a blocking wait: checks the job's failure flag and, every
- * RQ_PEER_CHECK_MS, peer liveness; then returns at once for the first
- * RQI_BUSY_POLLS steps, pauses up to RQ_SPIN_COUNT, then yields the CPU.
- * 0 or RQ_EPEER. */
-int rqi_wait_step(rq_ctx_t *ctx, unsigned *spins);
 
-/* In a wait that made progress (ran a handler, copied a piece): the
- * job's flag and, every RQ_PEER_CHECK_MS, peer liveness, so a wait that
- * never idles still learns of a death.  0 or RQ_EPEER. */
-int rqi_peer_watch(rq_ctx_t *ctx);
-static inline int rqi_fail_check(rq_ctx_t *ctx)
-{
-    if (rqi_job_failed(ctx))
-        return RQ_EPEER;
-    /* A clock read every 64 busy steps: noise beside a handler each. */
-    if (RQI_UNLIKELY((++ctx->busy_steps & 63u) == 0))
-        return rqi_peer_watch(ctx);
-    return 0;
-}
-
-/* One step of a wait that made progress: the spin count starts over, then
- * rqi_fail_check.  0 or RQ_EPEER. */
-static inline int rqi_busy_step(rq_ctx_t *ctx, unsigned *spins)
-{
-    *spins = 0;
-    return rqi_fail_check(ctx);
-}
 
 void rqi_msg_from_vrec(struct rqi_vrec *r, rq_msg_t *m);
 

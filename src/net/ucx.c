@@ -342,14 +342,14 @@ static int intake(rq_ctx_t *ctx)
         p->pad_ = 0;
         if (p->qid == RQ_AM_QUEUE) {
             e->cls = rqi_cls_of(ctx, p->qid, p->tag, p->flags);
-            rqi_held_add(ctx, e->cls); /* the progress thread owes it an interrupt */
+            ctx->ucx_up.held_add(ctx, e->cls); /* the progress thread owes it an interrupt */
             u->in_head = e->next;
             e->next = NULL;
             *u->am_tail = e;
             u->am_tail = &e->next;
             u->am_count++;
         } else {
-            if (rqi_ingest_pkt(ctx, p, e->data, e->len) != 0)
+            if (ctx->ucx_up.ingest(ctx, p, e->data, e->len) != 0)
                 break; /* out of memory: it waits here */
             u->in_head = e->next;
             rqi_ucx_rx_free(ctx, e);
@@ -415,7 +415,7 @@ int rqi_ucx_drain(rq_ctx_t *ctx)
             rqi_fail(ctx, "a rendezvous receive failed; failing the job");
             return RQ_EPEER;
         }
-        if (rqi_ingest_pkt(ctx, &e->h.pkt, e->data, e->len) != 0)
+        if (ctx->ucx_up.ingest(ctx, &e->h.pkt, e->data, e->len) != 0)
             return RQ_ENOMEM;
         rq_msg_t m;
         rqi_ucx_rx_free(ctx, rqi_ucx_am_next(ctx, &m));

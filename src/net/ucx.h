@@ -95,6 +95,19 @@ struct rqi_ucx_out {
     uint64_t        off; /* LONG: where the payload lands in the target segment */
 };
 
+/* The transport's one hook upward (DESIGN: upcalls through one documented
+ * hook per layer): what it hands packets to.  Set by rq_init before
+ * rqi_ucx_init; both run on the context's owner, from intake.
+ *   ingest    a packet of a named queue (or one being drained): into its
+ *             queue's buffer or PDQ (deliver/: rqi_ingest_pkt).  0 or
+ *             RQ_ENOMEM (the packet stays, intake stops).
+ *   held_add  an active message of class cls waits in the transport for
+ *             delivery (vni/: the progress thread owes it an interrupt). */
+struct rqi_ucx_up {
+    int  (*ingest)(struct rq_ctx *ctx, struct rqi_pkt *p, void *data, size_t len);
+    void (*held_add)(struct rq_ctx *ctx, unsigned cls);
+};
+
 /* Completion of a non-blocking transfer (gas/async.h): fn runs once, from
  * the worker's progress on the context's owner (or before the issuing call
  * returns); ok is 0 when the request failed (the job has failed too). */
