@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "core/copy.h"
 #include "core/fail.h"
+#include "core/tls.h"
 #include "deliver/vbuf.h"
 #include "gas/async.h"
 #include "gas/gas.h"
@@ -194,16 +195,11 @@ static inline void rqi_fail(rq_ctx_t *ctx, const char *why) { rqi_fail_set(&ctx-
 static inline int rqi_complete_enter(rq_ctx_t *ctx) { return rqi_gate_enter(&ctx->fail); }
 static inline void rqi_complete_leave(rq_ctx_t *ctx) { rqi_gate_leave(&ctx->fail); }
 
-/* Nonzero while this thread runs a PDQ handler (src/pdq/pdq.c) or an
- * active-message handler (src/am/am.c).  Per thread, not per context: the
- * application's thread must not read "in a handler" while the progress
- * thread runs one (rq_finalize or rq_wait_until then failed with RQ_EPERM
- * at random in interrupt mode). */
-extern _Thread_local int rqi_pdq_handler_depth __attribute__((tls_model("initial-exec")));
-extern _Thread_local int rqi_am_handler_depth __attribute__((tls_model("initial-exec")));
-
-/* Inside a handler on this thread.  Handlers run nothing else and never
- * wait. */
+/* Inside a handler on this thread (core/tls.h: per thread, not per
+ * context: the application's thread must not read "in a handler" while the
+ * progress thread runs one; rq_finalize or rq_wait_until then failed with
+ * RQ_EPERM at random in interrupt mode).  Handlers run nothing else and
+ * never wait. */
 static inline int rqi_in_handler(const rq_ctx_t *ctx)
 {
     (void)ctx;

@@ -12,8 +12,6 @@
 #include "deliver/deliver.h"
 #include "pdq/pdq.h"
 
-_Thread_local int rqi_am_handler_depth __attribute__((tls_model("initial-exec")));
-
 static inline int rank_ok(const rq_ctx_t *ctx, int r) { return (unsigned)r < (unsigned)ctx->size; }
 
 /* One packet to write, from the caller's buffers or from an outbox record. */

@@ -80,7 +80,6 @@
 #include "deliver/deliver.h"
 #include "pdq/keyset.h"
 
-_Thread_local int rqi_pdq_handler_depth __attribute__((tls_model("initial-exec")));
 
 /* The PDQ whose thread (a PDQ thread or a helper) is taking packets in
  * to run them itself: its pushes need not wake a sleeper (pump_for). */

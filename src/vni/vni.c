@@ -16,7 +16,6 @@
 #include "ctx.h"
 #include "deliver/deliver.h"
 
-_Thread_local int rqi_vni_on_progress __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t rqi_vni_fence_word;
 /* Atomicity depth of handlers run by the progress thread (already atomic;
  * kept only to validate begin/end pairs). */

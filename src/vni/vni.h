@@ -73,6 +73,7 @@
 
 #include "core/atomics.h"
 #include "core/mt.h"
+#include "core/tls.h"
 #include "net/shm.h"
 
 struct rq_ctx;
@@ -120,7 +121,6 @@ struct rqi_vni {
 
 /* Set in the progress thread: its librq calls (from handlers it runs)
  * already own the context. */
-extern _Thread_local int rqi_vni_on_progress __attribute__((tls_model("initial-exec")));
 
 void rqi_vni_wait_claim(struct rq_ctx *ctx);
 void rqi_vni_retry(struct rq_ctx *ctx);
