@@ -19,6 +19,7 @@
 #include "net/shm_bulk.h"
 #include "net/shm_ring.h"
 #include "net/ucx.h"
+#include "progress/hooks.h"
 #include "vni/vni.h"
 
 /* Internal handler ids (RQI_PF_SYSTEM packets). */
@@ -126,6 +127,7 @@ struct rq_ctx {
     unsigned char     *remote;   /* size flags: 1 = reached through UCX */
     struct rqi_ucx    *ucx;      /* NULL when every rank is on this node */
     struct rqi_ucx_up  ucx_up;   /* its hook upward (net/ucx.h) */
+    struct rqi_hooks   hooks;    /* the other layers' hooks upward (progress/hooks.h) */
     int                pmix;     /* bootstrapped through PMIx */
 
     /* delivery: virtual buffer, per-queue FIFOs, views, reassembly */

@@ -14,6 +14,7 @@
 #include "ctx.h"
 #include "am/am.h"
 #include "deliver/deliver.h"
+#include "pdq/pdq.h"
 
 static uint64_t mono_ms(void)
 {
@@ -81,6 +82,17 @@ static int yield_idle_wanted(const rq_ctx_t *ctx)
         return cpus > 0 && here > cpus;
     }
     }
+}
+
+void rqi_hooks_init(struct rqi_hooks *h)
+{
+    *h = (struct rqi_hooks){.gas_serve = rqi_gas_serve,
+                            .gas_help = rqi_gas_help,
+                            .async_help = rqi_async_help,
+                            .async_announce = rqi_async_announce,
+                            .async_reap = rqi_async_reap,
+                            .outbox_flush = rqi_outbox_flush_all,
+                            .pdq_push = rqi_pdq_push};
 }
 
 static void ctx_free(rq_ctx_t *ctx)
@@ -160,6 +172,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     }
     ctx->rank = b.rank;
     ctx->size = b.size;
+    rqi_hooks_init(&ctx->hooks);
     rqi_fail_init(&ctx->fail, ctx->rank);
     rc = rqi_shm_attach(b.job_fd, &ctx->shm, err, sizeof err);
     if (rc != 0) {

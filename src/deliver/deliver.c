@@ -118,7 +118,7 @@ static int reasm_add(rq_ctx_t *ctx, struct rqi_pkt *p)
     if (r->got < r->total)
         return 0;
     if (ctx->pdq[r->qid] != NULL) {
-        if (rqi_pdq_push(ctx->pdq[r->qid], r->src, r->tag, r->flags, r->args, r->nargs, r->buf,
+        if (ctx->hooks.pdq_push(ctx->pdq[r->qid], r->src, r->tag, r->flags, r->args, r->nargs, r->buf,
                          r->total, RQI_PDQ_OWN) != 0) {
             r->got -= p->len;
             return RQ_ENOMEM;
@@ -152,7 +152,7 @@ int rqi_ingest_pkt(rq_ctx_t *ctx, struct rqi_pkt *p, void *data, size_t len)
             rqi_cpu_relax();
     }
     if (RQI_UNLIKELY(ctx->pdq[p->qid] != NULL)) {
-        int rc = rqi_pdq_push(ctx->pdq[p->qid], p->src, p->tag, p->flags, rqi_pkt_args(p),
+        int rc = ctx->hooks.pdq_push(ctx->pdq[p->qid], p->src, p->tag, p->flags, rqi_pkt_args(p),
                               p->nargs, data, len,
                               p->kind == RQI_PK_LONG ? RQI_PDQ_BORROW : RQI_PDQ_COPY);
         if (rc != 0)

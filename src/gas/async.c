@@ -538,3 +538,41 @@ int rqi_async_quiet(rq_ctx_t *ctx)
     }
     return 0;
 }
+
+/* ---- rq_request_long_nb (rq.h) ----------------------------------------- */
+
+static int long_nb_body(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                        unsigned nargs, const void *src, size_t len, uint64_t dst_off,
+                        volatile uint64_t *done, unsigned flags)
+{
+    struct rqi_aop *op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return RQ_ENOMEM;
+    op->kind = RQI_AOP_LONG;
+    op->peer = dst;
+    op->off = dst_off;
+    op->len = len;
+    op->done = done;
+    op->handler = handler;
+    op->nargs = nargs;
+    op->flags = flags & RQ_INTERRUPT;
+    for (unsigned i = 0; i < nargs; i++)
+        op->args[i] = args[i];
+    op->from = src;
+    op->to = ctx->remote[dst] ? NULL : ctx->seg[dst] + dst_off;
+    return rqi_async_issue(ctx, op);
+}
+
+int rq_request_long_nb(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
+                       unsigned nargs, const void *src, size_t len, uint64_t dst_off,
+                       volatile uint64_t *done, unsigned flags)
+{
+    /* RQ_NONBLOCK is refused: nothing here waits for room (a full lane
+     * parks the announcement), so it could only mislead. */
+    if (flags & RQ_NONBLOCK)
+        return RQ_EINVAL;
+    int rc = rqi_long_check(ctx, dst, handler, args, nargs, src, len, dst_off, flags);
+    if (rc != 0)
+        return rc;
+    RQI_GUARDED(ctx, long_nb_body(ctx, dst, handler, args, nargs, src, len, dst_off, done, flags));
+}

@@ -61,6 +61,7 @@ static void run_one(const uint8_t *in, size_t n)
     ctx->outbox = outbox;
     ctx->shm.hdr = &hdr;
     rqi_fail_init(&ctx->fail, 0);
+    rqi_hooks_init(&ctx->hooks);
     rqi_fail_attach(&ctx->fail, &hdr.failed);
     ctx->cfg.v[RQI_CFG_POLL_BATCH] = 8;
     ctx->nlanes = 1;
