@@ -99,7 +99,7 @@ static RQI_ALWAYS_INLINE int try_write(rq_ctx_t *ctx, int dst, const struct pkt_
     write_packet(ctx, dst, p, pos, n, d);
     note_sent(ctx, dst, d->qid, d->tag, d->pflags, d->sflags);
     if (RQI_UNLIKELY(d->pflags & RQI_PF_KEY))
-        rqi_pdq_sent(ctx, dst, d->qid);
+        rqi_vni_pdq_sent(ctx, dst, d->qid);
     return 0;
 }
 

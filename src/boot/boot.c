@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 #include "boot/pmix.h"
-#include "net/shm.h"
+#include "core/jobid.h"
+#include "net/shm.h" /* RQI_MAX_RANKS */
 #include "rq.h"
 
 static int env_int(const char *name, long min, long max, long *out)
@@ -66,7 +67,8 @@ static int open_leader_fd(int leader, char *err, size_t errlen)
     return f;
 }
 
-static int boot_pmix(const struct rqi_config *cfg, struct rqi_boot *b, char *err, size_t errlen)
+static int boot_pmix(const struct rqi_config *cfg, struct rqi_boot *b, rqi_seg_create_fn create,
+                     char *err, size_t errlen)
 {
     int rank, size;
     int rc = rqi_pmix_init(&rank, &size, err, errlen);
@@ -132,7 +134,7 @@ static int boot_pmix(const struct rqi_config *cfg, struct rqi_boot *b, char *err
      * its descriptor; the others open it once the fence says it exists. */
     int32_t fd = -1;
     if (leader == rank) {
-        fd = rqi_shm_create(cfg, (uint32_t)size, (uint32_t)nlocal, key, err, errlen);
+        fd = create(cfg, (uint32_t)size, (uint32_t)nlocal, key, err, errlen);
         if (fd < 0)
             return RQ_ENOMEM;
         b->job_fd = fd;
@@ -153,7 +155,8 @@ static int boot_pmix(const struct rqi_config *cfg, struct rqi_boot *b, char *err
 }
 #endif
 
-int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, char *err, size_t errlen)
+int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, rqi_seg_create_fn create,
+             char *err, size_t errlen)
 {
     long fd, rank, size;
     if (getenv(RQI_ENV_JOB_FD) != NULL) {
@@ -176,7 +179,7 @@ int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, char *err, size_t
     }
     if (rqi_pmix_launched()) {
 #ifdef RQ_HAVE_PMIX
-        return boot_pmix(cfg, b, err, errlen);
+        return boot_pmix(cfg, b, create, err, errlen);
 #else
         long n = 1;
         if ((env_int("OMPI_COMM_WORLD_SIZE", 1, 1 << 30, &n) == 0 ||
@@ -187,7 +190,7 @@ int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, char *err, size_t
         }
 #endif
     }
-    int f = rqi_shm_create(cfg, 1, 1, 0, err, errlen);
+    int f = create(cfg, 1, 1, 0, err, errlen);
     if (f < 0)
         return RQ_ENOMEM;
     b->job_fd = f;

@@ -7,6 +7,7 @@
 #define RQI_BOOT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/config.h"
 
@@ -21,7 +22,15 @@ struct rqi_boot {
                          RQ_NODE_ID, share one): whether it is oversubscribed */
 };
 
+/* What creates a job segment (net/shm.h: rqi_shm_create), passed in by
+ * rq_init so that the bootstrap calls no transport: a memfd for nranks
+ * ranks, nlocal of them on this node, keyed key (0: a fresh one), or a
+ * negative value with a message in err. */
+typedef int (*rqi_seg_create_fn)(const struct rqi_config *cfg, uint32_t nranks, uint32_t nlocal,
+                                 uint64_t key, char *err, size_t errlen);
+
 /* 0, or an RQ_E* code with a message in err. */
-int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, char *err, size_t errlen);
+int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, rqi_seg_create_fn create,
+             char *err, size_t errlen);
 
 #endif

@@ -189,8 +189,8 @@ static inline void rqi_msg_from_pkt(const rq_ctx_t *ctx, struct rqi_pkt *p, rq_m
  * virtual buffer by a drain or a revocation, or waiting in the UCX arrival
  * list) passes the progress thread's interrupt marks: the lanes no longer
  * show it.  Its interrupt class is counted in ctx->vni.held[] so that the
- * progress thread still owes it an interrupt (vni.c) until it has run. */
-enum { RQI_CLS_NONE = 0, RQI_CLS_PLAIN = 1, RQI_CLS_INTR = 2 };
+ * progress thread still owes it an interrupt (progress/thread.c) until it
+ * has run.  The classes (RQI_CLS_*) and rqi_held_add are vni's (vni.h). */
 
 /* How an active message interrupts: never (a named queue, librq's own),
  * under RQ_INTR_ALL only, or under RQ_INTR_SELECTIVE too (its handler was
@@ -205,10 +205,8 @@ static inline unsigned rqi_cls_of(const rq_ctx_t *ctx, unsigned qid, unsigned ta
                : RQI_CLS_PLAIN;
 }
 
-/* One more (add) or one fewer (sub) held message of class cls; the owner
- * of the context only.  A first held message that interrupts under the
- * current mode rings our own doorbell (vni.c). */
-void rqi_held_add(rq_ctx_t *ctx, unsigned cls);
+/* One fewer held message of class cls (one more: rqi_held_add, vni.h);
+ * the owner of the context only. */
 static inline void rqi_held_sub(rq_ctx_t *ctx, unsigned cls)
 {
     if (cls != RQI_CLS_NONE) {

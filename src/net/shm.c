@@ -32,16 +32,6 @@ uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max)
     return m & ~7ull;
 }
 
-uint64_t rqi_job_id_new(void)
-{
-    uint64_t id = 0;
-    if (getrandom(&id, sizeof id, GRND_NONBLOCK) != sizeof id) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        id = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40);
-    }
-    return id | 1; /* never 0 */
-}
 
 int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nlocal,
                    uint64_t job_id, char *err, size_t errlen)

@@ -36,6 +36,7 @@
 #include <sys/types.h>
 
 #include "core/config.h"
+#include "core/jobid.h"
 #include "net/shm_ring.h"
 
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
@@ -113,7 +114,6 @@ struct rqi_shm {
 uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max);
 
 /* A fresh random job id (never 0): the job key packets carry. */
-uint64_t rqi_job_id_new(void);
 
 /* Create and size a job memfd for nranks from cfg and write its header:
  * nlocal of them attach to it (nranks on one node); job_id 0 draws a new

@@ -818,14 +818,6 @@ int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned 
     RQI_GUARDED(ctx, rqi_send(ctx, dst, qid, handler, RQI_PF_KEY, a, nargs + 1, data, len, flags));
 }
 
-void rqi_pdq_sent(rq_ctx_t *ctx, int dst, unsigned qid)
-{
-    /* The sender's half of the pdq_idle Dekker pair (see the top). */
-    rqi_full_fence();
-    _Atomic uint64_t *w = &rqi_shm_area(&ctx->shm, (uint32_t)dst)->vni.pdq_idle;
-    if (qid < 64 && (rqi_load_relaxed(w) & (1ull << qid)) != 0)
-        rqi_vni_ring(ctx, dst, RQI_BELL_PDQ);
-}
 
 /* Run up to max ready handlers on this thread; take packets in once when
  * none is ready.  Returns handlers run. */

@@ -26,9 +26,5 @@ enum {
 int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
                  const uint64_t *args, unsigned nargs, void *data, size_t len, int how);
 
-/* After publishing a keyed packet for dst's queue qid: if that PDQ's
- * threads all sleep, ring dst's doorbell (its progress thread takes the
- * packet in, which wakes them). */
-void rqi_pdq_sent(struct rq_ctx *ctx, int dst, unsigned qid);
 
 #endif

@@ -1,7 +1,7 @@
 /* hooks.h - the upcalls of the lower layers into the layers above them,
  * one documented hook per layer (DESIGN.md: calls point down; a lower
  * layer reaches a higher one only through its hook).  Set once by rq_init
- * (src/rq.c, which assembles the layers) before anything polls, and never
+ * (src/init/init.c, which assembles the layers) before anything polls, and never
  * changed; every pointer is valid for the context's life.  Called by the
  * context's owner only (or as each says).
  *
@@ -31,7 +31,7 @@
 struct rq_ctx;
 struct rq_pdq;
 
-/* rq.c: the hooks of this build's layers. */
+/* init/init.c: the hooks of this build's layers. */
 struct rqi_hooks;
 void rqi_hooks_init(struct rqi_hooks *h);
 

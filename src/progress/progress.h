@@ -9,7 +9,7 @@
  * through their hooks (progress/hooks.h).
  *
  * Layer order, lowest first (docs/architecture.md; .ci/run checks it):
- *   core, net, vni, deliver, progress, am, rq, gas, pdq, coll, rq.c */
+ *   core, net, boot, vni, deliver, progress, am, rq, coll, gas, pdq, init */
 #ifndef RQI_PROGRESS_H
 #define RQI_PROGRESS_H
 

@@ -104,7 +104,7 @@ static void queue_progress(rq_ctx_t *ctx)
     if (RQI_UNLIKELY(ctx->ucx != NULL))
         rqi_ucx_progress(ctx);
     if (ctx->gas.strategy == RQI_GAS_PROC)
-        (void)rqi_gas_serve(ctx);
+        (void)ctx->hooks.gas_serve(ctx);
 }
 
 /* Describe up to max packets at the head of queue qid, oldest first, in

@@ -44,9 +44,7 @@
 #include <unistd.h>
 
 #include "core/sys.h"
-#include "am/am.h"
 #include "ctx.h"
-#include "deliver/deliver.h"
 #include "net/ucx.h"
 
 #define CHECK_INTERVAL_NS 1000000u /* read /proc/meminfo at most once per ms */
@@ -164,23 +162,4 @@ void rqi_overflow_leave(rq_ctx_t *ctx)
 {
     if (rqi_load_relaxed(&ctx->vni.ovf_member))
         leave(ctx);
-}
-
-int rqi_overflow_wait(rq_ctx_t *ctx)
-{
-    unsigned spins = 0;
-    while (rqi_overflow_stopped(&ctx->vni) && !rqi_load_relaxed(&ctx->vni.ovf_member)) {
-        int n = 0;
-        if (rqi_load_relaxed(&ctx->vni.atomic) == 0) {
-            n = rqi_poll(ctx);
-        } else {
-            int rc = rqi_drain(ctx);
-            if (rc != 0)
-                return rc;
-        }
-        int rc = n > 0 ? rqi_busy_step(ctx, &spins) : rqi_wait_step(ctx, &spins);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
 }

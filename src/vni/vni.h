@@ -72,6 +72,7 @@
 #include <stdint.h>
 
 #include "core/atomics.h"
+#include "rq.h"
 #include "core/mt.h"
 #include "core/tls.h"
 #include "net/shm.h"
@@ -124,6 +125,38 @@ struct rqi_vni {
 
 void rqi_vni_wait_claim(struct rq_ctx *ctx);
 void rqi_vni_retry(struct rq_ctx *ctx);
+
+/* The doorbell (the progress thread's futex word in the job segment):
+ * set bit, waking the thread if it sleeps; take the pending bits, sleeping
+ * until some arrive or timeout_ns passes (UINT64_MAX: no timeout). */
+void     rqi_vni_bell_ring(struct rqi_vni_area *a, uint32_t bit);
+uint32_t rqi_vni_bell_take(struct rqi_vni_area *a, uint64_t timeout_ns);
+
+/* The progress thread's side of the ownership protocol (above): whether
+ * the application is in a librq call (or, for handlers, an atomicity
+ * section); take the context (1), or back off (0: leaving rings
+ * RQI_BELL_RETRY); give it back. */
+int  rqi_vni_main_busy(const struct rqi_vni *v, int handlers);
+int  rqi_vni_claim(struct rqi_vni *v, int handlers);
+void rqi_vni_unclaim(struct rqi_vni *v);
+
+/* Interrupt classes of an active message (deliver.h: rqi_cls_of): never
+ * interrupts (a named queue, librq's own), under RQ_INTR_ALL only, or
+ * under RQ_INTR_SELECTIVE too. */
+enum { RQI_CLS_NONE = 0, RQI_CLS_PLAIN = 1, RQI_CLS_INTR = 2 };
+
+/* Whether an active message of interrupt class cls interrupts under mode
+ * (RQ_INTR_*). */
+static inline int rqi_vni_cls_interrupts(uint32_t mode, unsigned cls)
+{
+    return mode == RQ_INTR_ALL || (mode == RQ_INTR_SELECTIVE && cls == RQI_CLS_INTR);
+}
+
+/* One more active message of class cls held outside the lanes (the
+ * virtual buffer, the UCX arrival list; deliver.h); the owner of the
+ * context only.  A first held message that interrupts under the current
+ * mode rings our own doorbell. */
+void rqi_held_add(struct rq_ctx *ctx, unsigned cls);
 
 /* A full fence.  ThreadSanitizer models no standalone fence: there a
  * seq_cst read-modify-write (a full barrier on x86 too) stands in. */
@@ -178,7 +211,8 @@ static RQI_ALWAYS_INLINE int rqi_call_lock(struct rqi_mt *m)
     return rqi_vni_on_progress ? 0 : rqi_mt_lock(m);
 }
 
-/* Start / stop the progress thread (rq_init / rq_finalize). */
+/* Start / stop the progress thread (rq_init / rq_finalize):
+ * progress/thread.c. */
 int  rqi_vni_init(struct rq_ctx *ctx);
 void rqi_vni_fini(struct rq_ctx *ctx);
 
@@ -187,6 +221,10 @@ void rqi_vni_fini(struct rq_ctx *ctx);
  * has interrupts on (one load of a read-mostly line). */
 void rqi_vni_sent(struct rq_ctx *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags,
                   unsigned flags);
+/* After publishing a keyed packet for dst's queue qid: if that PDQ's
+ * threads all sleep, ring dst's doorbell (its progress thread takes the
+ * packets in and the intake wakes them). */
+void rqi_vni_pdq_sent(struct rq_ctx *ctx, int dst, unsigned qid);
 /* Ring dst's doorbell with bit (RQI_BELL_*). */
 void rqi_vni_ring(struct rq_ctx *ctx, int dst, uint32_t bit);
 /* A sender found dst's lane full: start dst's atomicity timer. */
@@ -216,7 +254,7 @@ void rqi_overflow_high_exit(struct rq_ctx *ctx);
 /* The buffer is empty: leave the STOP set. */
 void rqi_overflow_leave(struct rq_ctx *ctx);
 /* A send outside a handler while the job is stopped: consume until
- * RESUME.  0 or RQ_EPEER. */
+ * RESUME (progress/waits.c: it runs handlers).  0 or RQ_EPEER. */
 int  rqi_overflow_wait(struct rq_ctx *ctx);
 /* Some member of the STOP set, on any node, holds this rank's sends. */
 static inline int rqi_overflow_stopped(const struct rqi_vni *v)

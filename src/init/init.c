@@ -1,4 +1,5 @@
-/* rq.c - rq_init / rq_finalize: assemble every layer into a context. */
+/* init.c - rq_init / rq_finalize: assemble every layer into a context (the
+ * top of the library: every layer below, each hook set here). */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdio.h>
@@ -159,7 +160,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         return RQ_EINVAL;
     }
     struct rqi_boot b = {0, 0, -1, 0, NULL, 1};
-    int rc = rqi_boot(&ctx->cfg, &b, err, sizeof err);
+    int rc = rqi_boot(&ctx->cfg, &b, rqi_shm_create, err, sizeof err);
     ctx->pmix = b.pmix;
     ctx->host_ranks = b.host_ranks;
     ctx->remote = b.remote;
@@ -319,3 +320,21 @@ int rq_finalize(rq_ctx_t *ctx)
 
 int rq_rank(const rq_ctx_t *ctx) { return ctx == NULL ? -1 : ctx->rank; }
 int rq_size(const rq_ctx_t *ctx) { return ctx == NULL ? 0 : ctx->size; }
+
+int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
+{
+    if (ctx == NULL || out == NULL)
+        return RQ_EINVAL;
+    int locked = rqi_ctx_enter(ctx);
+    *out = ctx->stats;
+    out->buffer_bytes_now = ctx->vb.bytes_now;
+    out->buffer_bytes_max = ctx->vb.bytes_max;
+    out->parked = ctx->parked;
+    out->rejected += atomic_load_explicit(&ctx->gas.rejected, memory_order_relaxed) +
+                     atomic_load_explicit(&ctx->pdq_rejected, memory_order_relaxed);
+    out->interrupts = ctx->vni.interrupts;
+    out->revocations = ctx->vni.revocations;
+    out->overflow_high_exits = ctx->vni.ovf_high_exits;
+    rqi_ctx_leave(ctx, locked);
+    return 0;
+}
