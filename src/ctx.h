@@ -94,6 +94,8 @@ struct rqi_view {
     struct rqi_held h[RQ_PEEK_MAX];
 };
 
+struct rqi_net_ops;
+
 struct rq_ctx {
     int                rank, size;
     uint32_t           job32;
@@ -126,6 +128,7 @@ struct rq_ctx {
     /* transport: UCX, for the ranks of other nodes (src/net/ucx.h) */
     unsigned char     *remote;   /* size flags: 1 = reached through UCX */
     struct rqi_ucx    *ucx;      /* NULL when every rank is on this node */
+    const struct rqi_net_ops *net; /* the transport to other nodes (net/net.h) */
     struct rqi_ucx_up  ucx_up;   /* its hook upward (net/ucx.h) */
     struct rqi_hooks   hooks;    /* the other layers' hooks upward (progress/hooks.h) */
     int                pmix;     /* bootstrapped through PMIx */

@@ -4,6 +4,7 @@
  *   poll: peek own ring -> validate -> run the handler in place -> release.
  * The only indirect call is the user's handler. */
 #include "am/am.h"
+#include "net/net.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,7 @@ static RQI_ALWAYS_INLINE int try_write(rq_ctx_t *ctx, int dst, const struct pkt_
     if (RQI_UNLIKELY(ctx->remote[dst])) {
         struct rqi_ucx_out o = {d->kind,   d->qid,  d->tag, d->pflags, d->nargs,
                                 d->sflags, d->args, d->data, d->len,   d->ext[0]};
-        return rqi_ucx_send(ctx, dst, &o);
+        return ctx->net->send(ctx, dst, &o);
     }
     unsigned n = rqi_pkt_slots(d->kind, d->nargs, desc_inline_len(d));
     uint64_t pos;

@@ -1,6 +1,7 @@
 /* deliver.c - validation, buffering, reassembly and blocking waits. */
 #define _GNU_SOURCE
 #include "core/sys.h"
+#include "net/net.h"
 #include "deliver/deliver.h"
 #include "net/ucx.h"
 #include "pdq/pdq.h"
@@ -223,7 +224,7 @@ int rqi_ingest(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p)
 int rqi_drain(rq_ctx_t *ctx)
 {
     if (RQI_UNLIKELY(ctx->ucx != NULL)) {
-        int rc = rqi_ucx_drain(ctx);
+        int rc = ctx->net->drain(ctx);
         if (rc != 0)
             return rc;
     }

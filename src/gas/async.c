@@ -2,6 +2,7 @@
  * protocol and its memory ordering are in async.h). */
 #define _GNU_SOURCE
 #include "gas/async.h"
+#include "net/net.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -447,14 +448,14 @@ int rqi_async_issue(rq_ctx_t *ctx, struct rqi_aop *op)
         op->ucx.fn = ucx_done;
         atomic_fetch_add_explicit(&a->pending, 1, memory_order_relaxed);
         if (op->kind == RQI_AOP_PUT) {
-            rc = rqi_ucx_put_nb(ctx, op->peer, op->off, op->from, op->len, &op->ucx);
+            rc = ctx->net->put_nb(ctx, op->peer, op->off, op->from, op->len, &op->ucx);
         } else if (op->kind == RQI_AOP_GET) {
-            rc = rqi_ucx_get_nb(ctx, op->to, op->peer, op->off, op->len, &op->ucx);
+            rc = ctx->net->get_nb(ctx, op->to, op->peer, op->off, op->len, &op->ucx);
         } else {
             struct rqi_ucx_out o = {RQI_PK_LONG, RQ_AM_QUEUE, op->handler, 0, op->nargs,
                                     op->flags & RQ_INTERRUPT, op->args, op->from, op->len,
                                     op->off};
-            rc = rqi_ucx_send_nb(ctx, op->peer, &o, &op->ucx);
+            rc = ctx->net->send_nb(ctx, op->peer, &o, &op->ucx);
         }
         if (rc != 0) { /* not issued: the callback never runs */
             free(op);

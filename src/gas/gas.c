@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "am/am.h"
+#include "net/net.h"
 #include "ctx.h"
 #include "deliver/deliver.h"
 #include "gas/gas.h"
@@ -83,7 +84,7 @@ static inline void serve_in_place(rq_ctx_t *ctx)
     if (ctx->gas.strategy == RQI_GAS_PROC)
         (void)rqi_gas_serve(ctx);
     if (RQI_UNLIKELY(ctx->ucx != NULL) && (++ctx->gas.serve_tick & 15u) == 0)
-        (void)rqi_ucx_progress(ctx);
+        (void)ctx->net->progress(ctx);
 }
 
 /* Direct: copy block by block through the mapped segment. */
@@ -116,7 +117,7 @@ static int do_put(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, int store
     if (x->elem == 0 || x->count == 0)
         return 0;
     if (RQI_UNLIKELY(ctx->remote[x->peer]))
-        return rqi_ucx_put(ctx, x->peer, x->off, x->rstride, x->buf, x->lstride, x->elem,
+        return ctx->net->put(ctx, x->peer, x->off, x->rstride, x->buf, x->lstride, x->elem,
                            x->count, store);
     if (!in_place(ctx, x->peer))
         return rqi_gas_send_put(ctx, x->peer, store, x->off, x->rstride, x->buf, x->lstride,
@@ -139,7 +140,7 @@ static int do_get(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, uint32_t 
     if (x->elem == 0 || x->count == 0)
         return 0;
     if (RQI_UNLIKELY(ctx->remote[x->peer]))
-        return rqi_ucx_get(ctx, x->buf, x->lstride, x->peer, x->off, x->rstride, x->elem,
+        return ctx->net->get(ctx, x->buf, x->lstride, x->peer, x->off, x->rstride, x->elem,
                            x->count, slot != NULL);
     if (!in_place(ctx, x->peer))
         return rqi_gas_send_get(ctx, x->buf, x->lstride, x->peer, x->off, x->rstride, x->elem,
@@ -250,7 +251,7 @@ static int amo_body(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t opera
         return RQ_EPEER;
     uint64_t v;
     if (RQI_UNLIKELY(ctx->remote[dst])) {
-        int rc = rqi_ucx_amo(ctx, dst, off, op, operand, compare, &v);
+        int rc = ctx->net->amo(ctx, dst, off, op, operand, compare, &v);
         if (rc != 0)
             return rc;
     } else if (in_place(ctx, dst)) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/sys.h"
+#include "net/net.h"
 #include "am/am.h"
 #include "ctx.h"
 #include "deliver/deliver.h"
@@ -523,7 +524,7 @@ int rqi_gas_quiet(rq_ctx_t *ctx)
             return rc;
     }
     /* Other nodes: every RMA, AMO and eager send of ours completed. */
-    return ctx->ucx != NULL ? rqi_ucx_flush(ctx) : 0;
+    return ctx->ucx != NULL ? ctx->net->flush(ctx) : 0;
 }
 
 /* ---- the network processor -------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "net/net.h"
 #include "boot/pmix.h"
 #include "coll/coll.h"
 #include "core/sys.h"
@@ -99,7 +100,7 @@ void rqi_hooks_init(struct rqi_hooks *h)
 static void ctx_free(rq_ctx_t *ctx)
 {
     rqi_vni_fini(ctx);
-    rqi_ucx_fini(ctx);
+    ctx->net->fini(ctx);
     /* After the progress thread and UCX (both may complete transfers),
      * before the segments are unmapped (the copy thread writes them). */
     rqi_async_fini(ctx);
@@ -174,6 +175,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     ctx->rank = b.rank;
     ctx->size = b.size;
     rqi_hooks_init(&ctx->hooks);
+    ctx->net = rqi_net_default();
     rqi_fail_init(&ctx->fail, ctx->rank);
     rc = rqi_shm_attach(b.job_fd, &ctx->shm, err, sizeof err);
     if (rc != 0) {
@@ -253,7 +255,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         return rc;
     }
     ctx->ucx_up = (struct rqi_ucx_up){rqi_ingest_pkt, rqi_held_add};
-    if (nremote != 0 && (rc = rqi_ucx_init(ctx, err, sizeof err)) != 0) {
+    if (nremote != 0 && (rc = ctx->net->init(ctx, err, sizeof err)) != 0) {
         fprintf(stderr, "librq: rank %d: %s\n", ctx->rank, err);
         ctx_free(ctx);
         return rc;
@@ -310,7 +312,7 @@ int rq_finalize(rq_ctx_t *ctx)
     if (rc == 0 && ctx->ucx != NULL && rqi_pmix_fence() != 0)
         rc = RQ_EPEER;
 #endif
-    rqi_ucx_closing(ctx);
+    ctx->net->closing(ctx);
     /* Pairs with the load_acquire in rqi_peers_check: our exit from here
      * on is orderly, not a failure. */
     rqi_store_release(&rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->departed, 1u);

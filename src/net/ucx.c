@@ -1,6 +1,7 @@
 /* ucx.c - the inter-node transport on UCP (see ucx.h). */
 #define _GNU_SOURCE
 #include "net/ucx.h"
+#include "net/net.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1016,3 +1017,29 @@ void rqi_ucx_fini(rq_ctx_t *ctx)
     free(u);
     ctx->ucx = NULL;
 }
+
+const struct rqi_net_ops rqi_net_ucx = {
+    .name = "ucx",
+    .init = rqi_ucx_init,
+    .fini = rqi_ucx_fini,
+    .closing = rqi_ucx_closing,
+    .send = rqi_ucx_send,
+    .progress = rqi_ucx_progress,
+    .am_waiting = rqi_ucx_am_waiting,
+    .am_next = rqi_ucx_am_next,
+    .rx_free = rqi_ucx_rx_free,
+    .drain = rqi_ucx_drain,
+    .rx_deferred = rqi_ucx_rx_deferred,
+    .place = rqi_ucx_place,
+    .rx_fetch = rqi_ucx_rx_fetch,
+    .efd = rqi_ucx_efd,
+    .arm = rqi_ucx_arm,
+    .put = rqi_ucx_put,
+    .get = rqi_ucx_get,
+    .amo = rqi_ucx_amo,
+    .flush = rqi_ucx_flush,
+    .put_nb = rqi_ucx_put_nb,
+    .get_nb = rqi_ucx_get_nb,
+    .send_nb = rqi_ucx_send_nb,
+    .stop_add = rqi_ucx_stop_add,
+};

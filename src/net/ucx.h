@@ -204,58 +204,6 @@ int  rqi_ucx_place(struct rq_ctx *ctx, struct rqi_ucx_rx *e, void *dst,
  * handler no longer places); m->data then points at it.  0 or RQ_EPEER /
  * RQ_ENOMEM. */
 int  rqi_ucx_rx_fetch(struct rq_ctx *ctx, struct rqi_ucx_rx *e, rq_msg_t *m);
-#else
-static inline int rqi_ucx_init(struct rq_ctx *ctx, char *err, size_t errlen)
-{
-    (void)ctx;
-    snprintf(err, errlen, "ranks on other nodes need UCX: librq was built without it "
-                          "(install libucx-dev and rebuild)");
-    return RQ_ENOTSUP;
-}
-static inline void rqi_ucx_fini(struct rq_ctx *ctx) { (void)ctx; }
-static inline void rqi_ucx_closing(struct rq_ctx *ctx) { (void)ctx; }
-static inline int rqi_ucx_send(struct rq_ctx *ctx, int dst, const struct rqi_ucx_out *o)
-{ (void)ctx; (void)dst; (void)o; return RQ_ENOTSUP; }
-static inline int rqi_ucx_progress(struct rq_ctx *ctx) { (void)ctx; return 0; }
-static inline struct rqi_ucx_rx *rqi_ucx_am_next(struct rq_ctx *ctx, rq_msg_t *m)
-{ (void)ctx; (void)m; return NULL; }
-static inline void rqi_ucx_rx_free(struct rq_ctx *ctx, struct rqi_ucx_rx *e) { (void)ctx; (void)e; }
-static inline int rqi_ucx_drain(struct rq_ctx *ctx) { (void)ctx; return 0; }
-static inline int rqi_ucx_am_waiting(const struct rq_ctx *ctx) { (void)ctx; return 0; }
-static inline int rqi_ucx_efd(const struct rq_ctx *ctx) { (void)ctx; return -1; }
-static inline int rqi_ucx_arm(struct rq_ctx *ctx) { (void)ctx; return RQ_ENOTSUP; }
-static inline int rqi_ucx_put(struct rq_ctx *ctx, int dst, uint64_t off, uint64_t rstride,
-                              const char *src, uint64_t lstride, uint64_t elem, uint64_t count,
-                              int store)
-{ (void)ctx; (void)dst; (void)off; (void)rstride; (void)src; (void)lstride; (void)elem;
-  (void)count; (void)store; return RQ_ENOTSUP; }
-static inline int rqi_ucx_get(struct rq_ctx *ctx, char *dst, uint64_t lstride, int src_rank,
-                              uint64_t off, uint64_t rstride, uint64_t elem, uint64_t count,
-                              int wait)
-{ (void)ctx; (void)dst; (void)lstride; (void)src_rank; (void)off; (void)rstride; (void)elem;
-  (void)count; (void)wait; return RQ_ENOTSUP; }
-static inline int rqi_ucx_amo(struct rq_ctx *ctx, int dst, uint64_t off, int op,
-                              uint64_t operand, uint64_t compare, uint64_t *old)
-{ (void)ctx; (void)dst; (void)off; (void)op; (void)operand; (void)compare; (void)old;
-  return RQ_ENOTSUP; }
-static inline int rqi_ucx_flush(struct rq_ctx *ctx) { (void)ctx; return 0; }
-static inline int rqi_ucx_stop_add(struct rq_ctx *ctx, int dst, uint64_t delta)
-{ (void)ctx; (void)dst; (void)delta; return RQ_ENOTSUP; }
-static inline int rqi_ucx_put_nb(struct rq_ctx *ctx, int dst, uint64_t off, const char *src,
-                                 uint64_t len, struct rqi_ucx_done *d)
-{ (void)ctx; (void)dst; (void)off; (void)src; (void)len; (void)d; return RQ_ENOTSUP; }
-static inline int rqi_ucx_get_nb(struct rq_ctx *ctx, char *dst, int src_rank, uint64_t off,
-                                 uint64_t len, struct rqi_ucx_done *d)
-{ (void)ctx; (void)dst; (void)src_rank; (void)off; (void)len; (void)d; return RQ_ENOTSUP; }
-static inline int rqi_ucx_send_nb(struct rq_ctx *ctx, int dst, const struct rqi_ucx_out *o,
-                                  struct rqi_ucx_done *d)
-{ (void)ctx; (void)dst; (void)o; (void)d; return RQ_ENOTSUP; }
-static inline int rqi_ucx_rx_deferred(const struct rqi_ucx_rx *e) { (void)e; return 0; }
-static inline int rqi_ucx_place(struct rq_ctx *ctx, struct rqi_ucx_rx *e, void *dst,
-                                void (*fn)(struct rq_ctx *ctx, void *arg, int ok), void *arg)
-{ (void)ctx; (void)e; (void)dst; (void)fn; (void)arg; return RQ_ENOTSUP; }
-static inline int rqi_ucx_rx_fetch(struct rq_ctx *ctx, struct rqi_ucx_rx *e, rq_msg_t *m)
-{ (void)ctx; (void)e; (void)m; return RQ_ENOTSUP; }
 #endif
 
 #endif

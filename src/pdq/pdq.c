@@ -66,6 +66,7 @@
  */
 #define _GNU_SOURCE
 #include "pdq/pdq.h"
+#include "net/net.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -484,7 +485,7 @@ static unsigned pump(struct rq_pdq *q, int *direct)
     unsigned n = 0;
     /* Other nodes' PDQ messages are pushed as they are taken in. */
     if (RQI_UNLIKELY(ctx->ucx != NULL))
-        n += (unsigned)rqi_ucx_progress(ctx);
+        n += (unsigned)ctx->net->progress(ctx);
     for (unsigned l = 0; l < ctx->nlanes; l++) {
         struct rqi_ring_rx *rx = &ctx->rx[l];
         struct rqi_pkt *p;

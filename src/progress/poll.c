@@ -6,6 +6,7 @@
  * The only indirect calls are the user's handler and, off the hot path,
  * the hooks of the layers above (progress.h). */
 #include "progress/progress.h"
+#include "net/net.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,7 @@ static int place_remote(rq_ctx_t *ctx, struct rqi_place *pl, void *dst, volatile
     if (w == NULL)
         return RQ_ENOMEM;
     *w = (struct place_wait){{NULL, fn, arg, 0}, done};
-    int rc = rqi_ucx_place(ctx, pl->ucx, dst, place_landed, w);
+    int rc = ctx->net->place(ctx, pl->ucx, dst, place_landed, w);
     if (rc != 0) {
         free(w);
         return rc;
@@ -205,28 +206,28 @@ int rq_poll(rq_ctx_t *ctx)
 static RQI_NOINLINE int poll_remote(rq_ctx_t *ctx, int batch)
 {
     if (rqi_vfifo_head(&ctx->fifo[RQ_AM_QUEUE]) != NULL || RQI_UNLIKELY(ctx->buffer_always)) {
-        (void)rqi_ucx_drain(ctx);
+        (void)ctx->net->drain(ctx);
         return 0;
     }
     int n = 0;
     rq_msg_t m;
     struct rqi_ucx_rx *e;
-    while (n < batch && (e = rqi_ucx_am_next(ctx, &m)) != NULL) {
+    while (n < batch && (e = ctx->net->am_next(ctx, &m)) != NULL) {
         ctx->stats.received++;
         ctx->stats.direct++;
-        if (RQI_UNLIKELY(rqi_ucx_rx_deferred(e))) {
+        if (RQI_UNLIKELY(ctx->net->rx_deferred(e))) {
             /* Its payload is still at the sender: rq_place pulls it.  A
              * handler that no longer places gets it pulled here first. */
             if (ctx->handlers[m.handler].flags & RQ_HF_PLACE) {
                 ctx->place_ucx = e;
-            } else if (rqi_ucx_rx_fetch(ctx, e, &m) != 0) {
-                rqi_ucx_rx_free(ctx, e); /* the job failed */
+            } else if (ctx->net->rx_fetch(ctx, e, &m) != 0) {
+                ctx->net->rx_free(ctx, e); /* the job failed */
                 break;
             }
         }
         n += run_handler(ctx, &m);
         ctx->place_ucx = NULL;
-        rqi_ucx_rx_free(ctx, e);
+        ctx->net->rx_free(ctx, e);
     }
     return n;
 }
@@ -236,7 +237,7 @@ int rqi_poll(rq_ctx_t *ctx)
     /* Another node's packets are taken in (no handler runs), also inside
      * a handler: a sender waiting on us needs the network drained. */
     if (RQI_UNLIKELY(ctx->ucx != NULL))
-        rqi_ucx_progress(ctx);
+        ctx->net->progress(ctx);
     /* proc strategy: global-address requests are served by whoever polls
      * (no handler runs, so also inside a handler). */
     if (ctx->gas.strategy == RQI_GAS_PROC)
@@ -259,7 +260,7 @@ int rqi_poll(rq_ctx_t *ctx)
     const unsigned nl = ctx->nlanes;
     const int batch = (int)ctx->cfg.v[RQI_CFG_POLL_BATCH];
     int nr = nd; /* handlers run for other nodes' messages, and callbacks */
-    if (RQI_UNLIKELY(ctx->ucx != NULL) && rqi_ucx_am_waiting(ctx))
+    if (RQI_UNLIKELY(ctx->ucx != NULL) && ctx->net->am_waiting(ctx))
         nr = poll_remote(ctx, batch);
     if (RQI_LIKELY(rqi_vfifo_head(am) == NULL) && rqi_rx_all_empty(ctx))
         return nr;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "am/am.h"
+#include "net/net.h"
 #include "deliver/deliver.h"
 
 static int qid_ok(unsigned qid) { return qid > RQ_AM_QUEUE && qid < RQ_MAX_QUEUES; }
@@ -102,7 +103,7 @@ static RQI_ALWAYS_INLINE unsigned take_run(rq_ctx_t *ctx, unsigned qid, struct r
 static void queue_progress(rq_ctx_t *ctx)
 {
     if (RQI_UNLIKELY(ctx->ucx != NULL))
-        rqi_ucx_progress(ctx);
+        ctx->net->progress(ctx);
     if (ctx->gas.strategy == RQI_GAS_PROC)
         (void)ctx->hooks.gas_serve(ctx);
 }

@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "core/sys.h"
+#include "net/net.h"
 #include "vni/vni.h"
 
 #include <linux/futex.h>
@@ -35,7 +36,7 @@ static void *watch_main(void *arg)
 {
     rq_ctx_t *ctx = arg;
     struct rqi_vni *v = &ctx->vni;
-    struct pollfd pf[2] = {{.fd = rqi_ucx_efd(ctx), .events = POLLIN},
+    struct pollfd pf[2] = {{.fd = ctx->net->efd(ctx), .events = POLLIN},
                            {.fd = v->net_stopfd, .events = POLLIN}};
     for (;;) {
         uint32_t s = rqi_load_acquire(&v->net_armed);
@@ -58,7 +59,7 @@ static void *watch_main(void *arg)
 int rqi_netwake_start(rq_ctx_t *ctx)
 {
     struct rqi_vni *v = &ctx->vni;
-    if (rqi_ucx_efd(ctx) < 0)
+    if (ctx->net->efd(ctx) < 0)
         return 0; /* no remote peers, or transports that cannot wake us */
     v->net_stopfd = eventfd(0, EFD_CLOEXEC);
     if (v->net_stopfd < 0)
@@ -104,11 +105,11 @@ void rqi_netwake_service(rq_ctx_t *ctx)
      * (or the main thread) has had its turn. */
     int settled = 0;
     for (int round = 0; round < 64 && !settled; round++) {
-        (void)rqi_ucx_progress(ctx);
+        (void)ctx->net->progress(ctx);
         if (!wanted(ctx) || rqi_load_relaxed(&v->net_armed) == NET_ARMED) {
             settled = 1;
         } else {
-            int rc = rqi_ucx_arm(ctx);
+            int rc = ctx->net->arm(ctx);
             if (rc == 0) {
                 rqi_store_release(&v->net_armed, NET_ARMED);
                 rqi_futex(&v->net_armed, FUTEX_WAKE_PRIVATE, 1, NULL);

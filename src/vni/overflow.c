@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "core/sys.h"
+#include "net/net.h"
 #include "ctx.h"
 #include "net/ucx.h"
 
@@ -108,7 +109,7 @@ static void stop_all(rq_ctx_t *ctx, uint64_t delta)
         if (r == ctx->rank)
             continue;
         if (ctx->remote[r])
-            (void)rqi_ucx_stop_add(ctx, r, delta); /* a failure fails the job */
+            (void)ctx->net->stop_add(ctx, r, delta); /* a failure fails the job */
         else
             atomic_fetch_add(&rqi_shm_area(&ctx->shm, (uint32_t)r)->vni.stop, delta);
     }

@@ -19,6 +19,7 @@
 
 #include "am/am.h"
 #include "ctx.h"
+#include "net/net.h"
 #include "deliver/deliver.h"
 
 #define NSLOTS  64u
@@ -62,6 +63,7 @@ static void run_one(const uint8_t *in, size_t n)
     ctx->shm.hdr = &hdr;
     rqi_fail_init(&ctx->fail, 0);
     rqi_hooks_init(&ctx->hooks);
+    ctx->net = rqi_net_default();
     rqi_fail_attach(&ctx->fail, &hdr.failed);
     ctx->cfg.v[RQI_CFG_POLL_BATCH] = 8;
     ctx->nlanes = 1;
