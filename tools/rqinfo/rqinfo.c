@@ -4,9 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
-#include "net/shm.h"
 #include "rq.h"
+#include "tools/internal.h"
 
 int main(int argc, char **argv)
 {

@@ -26,8 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/config.h"
-#include "net/shm.h"
+#include "tools/internal.h"
 
 static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 #define NFWD (int)(sizeof fwd_signals / sizeof fwd_signals[0])
