@@ -271,6 +271,16 @@ static int amo_body(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t opera
     return 0;
 }
 
+/* rq_store_sync's "done yet?": every byte counted has landed. */
+struct stored_wait { const _Atomic uint64_t *stored; uint64_t want; };
+static int stored_reached(rq_ctx_t *ctx, const void *arg)
+{
+    (void)ctx;
+    const struct stored_wait *w = arg;
+    /* Pairs with the release RMW of whoever landed the stores. */
+    return rqi_load_acquire(w->stored) >= w->want;
+}
+
 static int store_sync_body(rq_ctx_t *ctx, uint64_t nbytes)
 {
     if (ctx == NULL)
@@ -284,15 +294,11 @@ static int store_sync_body(rq_ctx_t *ctx, uint64_t nbytes)
     if (rqi_job_failed(ctx))
         return RQ_EPEER;
     const uint64_t want = g->consumed + nbytes;
-    unsigned spins = 0;
-    /* Pairs with the release RMW of whoever landed the stores. */
-    while (rqi_load_acquire(&g->area->stored) < want) {
-        int rc = rqi_poll(ctx) > 0 ? rqi_busy_step(ctx, &spins) : rqi_wait_step(ctx, &spins);
-        if (g->strategy == RQI_GAS_PROC)
-            rqi_gas_serve(ctx);
-        if (rc != 0)
-            return rc;
-    }
+    /* Polling serves this rank's global-address requests too (proc). */
+    const struct stored_wait w = {&g->area->stored, want};
+    int rc = rqi_poll_until(ctx, stored_reached, &w);
+    if (rc != 0)
+        return rc;
     g->consumed = want;
     return 0;
 }
