@@ -106,6 +106,7 @@ void rqb_pdq_round_trips(struct rqb *b);
 int rqb_fam_large(struct rqb *b);
 int rqb_fam_intr(struct rqb *b);
 int rqb_fam_overflow(struct rqb *b);
+int rqb_fam_scale(struct rqb *b);
 
 /* The seed's figure for a row that has an analog (paper.c), or NULL; and
  * the row's note with it put first (in buf) unless the note already cites

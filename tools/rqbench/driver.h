@@ -23,6 +23,11 @@ void rqb_report_placement(struct rqb_report *r);
  * the rows printed together.  Returns 0 or 1. */
 int rqb_drive_overflow(const struct rqb_opts *o, int ranks);
 
+/* issue 36: one `rqrun -n N rqbench scale` job per rank count N from 2
+ * to max_ranks (0: the CPUs, at least 4), the rows merged with N as
+ * their parameter.  Returns 0 or 1. */
+int rqb_drive_scale(const struct rqb_opts *o, int max_ranks);
+
 /* exec rqrun -n ranks --bind core <this program> argv[1..]; returns the
  * job's exit status. */
 int rqb_relaunch(int argc, char **argv, int ranks);

@@ -25,7 +25,7 @@ static const struct family {
     {"poll", rqb_fam_poll},   {"splitc", rqb_fam_splitc}, {"rq", rqb_fam_rq},
     {"vni", rqb_fam_vni},     {"pdq", rqb_fam_pdq},       {"compare", rqb_fam_compare},
     {"large", rqb_fam_large}, {"intr", rqb_fam_intr},
-    {"overflow", rqb_fam_overflow},
+    {"overflow", rqb_fam_overflow}, {"scale", rqb_fam_scale},
 };
 enum { NFAM = sizeof families / sizeof families[0] };
 
@@ -74,6 +74,11 @@ static void usage(FILE *f)
 "           and rq_medium_max() -1/0/+1; medium/long and the largest rise.\n"
 "  intr     interrupt receive overhead against the message interval\n"
 "           (Liu & Culler Figure 7) and the paper's model, T_i fitted.\n"
+"  scale    fine-grain traffic all-to-all (requests and enqueues with a\n"
+"           poll every 1/8/64 sends, put, store, get, AMO) and many-to-one,\n"
+"           rate per rank beside raw 64-byte-slot rings with no librq code\n"
+"           and the fraction buffered: started alone, one job per rank\n"
+"           count 2, 3, 4, 8 .. -n (default the CPUs, at least 4).\n"
 "  overflow the most buffer each rank needs under overflow control against\n"
 "           its threshold (FUGU Table 7-5, Figure 7-24): started alone, one\n"
 "           job per threshold (use -n 8 for the thesis's 8 processors);\n"
@@ -99,7 +104,7 @@ static void usage(FILE *f)
 
 struct cli {
     struct rqb_opts o;
-    int             fam[NFAM], nfam, compare, ranks;
+    int             fam[NFAM], nfam, compare, ranks, ranks_set;
     const char     *emit;
 };
 
@@ -135,7 +140,7 @@ static int parse(int argc, char **argv, struct cli *c)
                 return -1;
             }
             if (a[1] == 'n')
-                c->ranks = (int)n;
+                c->ranks = (int)n, c->ranks_set = 1;
             else if (a[2] == 'm' && a[3] == 'i')
                 c->o.min_reps = (int)n, min_set = 1;
             else
@@ -274,11 +279,22 @@ int main(int argc, char **argv)
             if (rc != 0 || c.nfam == 1)
                 return rc;
             setenv("RQB_SKIP_OVERFLOW", "1", 1);
+            c.nfam--;
+        }
+        /* scale: one job per rank count, 2 .. -n (default: the CPUs, at
+         * least 4). */
+        if (c.fam[fam_index("scale")]) {
+            int rc = rqb_drive_scale(&c.o, c.ranks_set ? c.ranks : 0);
+            if (rc != 0 || c.nfam == 1)
+                return rc;
+            setenv("RQB_SKIP_SCALE", "1", 1);
         }
         return rqb_relaunch(argc, argv, c.ranks);
     }
     if (getenv("RQB_SKIP_OVERFLOW") != NULL)
         c.fam[fam_index("overflow")] = 0;
+    if (getenv("RQB_SKIP_SCALE") != NULL)
+        c.fam[fam_index("scale")] = 0;
     rq_ctx_t *ctx;
     int rc = rq_init(&argc, &argv, &ctx);
     if (rc != 0) {

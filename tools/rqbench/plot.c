@@ -84,9 +84,11 @@ int rqb_plot_write(const char *dir, const struct rqb_report *r, const struct rqb
         const char *impls[8];
         int ni = impls_of(r, p, p->series[s], impls, 8);
         for (int k = 0; k < ni && blocks < 32; k++) {
-            /* A family's own memcpy series is its physical limit (large). */
-            if (strcmp(p->series[s], "memcpy") == 0) {
-                snprintf(labels[blocks], sizeof labels[blocks], "limit: one core's memcpy");
+            /* A family's own limit series (large: memcpy; scale: the raw
+             * rings) is drawn as the limit. */
+            if (strcmp(p->series[s], "memcpy") == 0 || strncmp(p->series[s], "raw ring", 8) == 0) {
+                snprintf(labels[blocks], sizeof labels[blocks], "limit: %s",
+                         p->series[s][0] == 'm' ? "one core's memcpy" : p->series[s]);
                 limit_block = blocks;
             } else {
                 snprintf(labels[blocks], sizeof labels[blocks], "%s %s", impls[k], p->series[s]);

@@ -1,0 +1,372 @@
+/* scale.c - rqbench scale: fine-grain traffic from every rank to every
+ * rank, and from every rank to one, at the job's rank count; started
+ * alone, one job per rank count from 2 up to the CPUs (and 3 and 4 beyond
+ * them, marked oversubscribed), the rows merged with the rank count as
+ * their parameter (issue 36).
+ *
+ * All-to-all shapes: each rank issues M operations, the i-th to rank
+ * me + 1 + i mod (n - 1) (every rank sends and receives the same number),
+ * then waits for completion:
+ *   request/k   a short rq_request (one argument; the handler counts it),
+ *               rq_poll after every k sends (k = 1, 8, 64), then polling
+ *               until its own M arrived; also the fraction of the received
+ *               packets that went through the virtual buffer
+ *   enqueue/k   rq_enqueue, the queue drained in place (rq_peek_n /
+ *               rq_pop_n) after every k sends, then until M arrived
+ *   put, store, get  8 bytes, then rq_sync (store: rq_all_store_sync)
+ *   amo         fetch-and-add, blocking (a round trip each)
+ * Many-to-one: every rank but 0 sends M short requests (or 8-byte
+ * stores) to rank 0, which polls (rq_store_sync); the whole job's rate.
+ * The limit, measured in the same job: the all-to-all request shape on
+ * raw rings with no librq code, one ring of 64-byte slots per (source,
+ * destination) pair in the destination's segment, each rank polling its
+ * own rings after every k sends.
+ * Rates in millions of operations per second per rank (many-to-one: for
+ * the job), the mean over the ranks of M / the rank's time. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "driver.h"
+
+enum { H_COUNT = 40, Q_SCALE = 7 };
+#define RAW_SLOTS 64u /* per raw ring: 4 KiB */
+
+static volatile uint64_t got;     /* requests this rank's handler counted */
+static uint64_t got_due;
+static void on_count(rq_ctx_t *c, const rq_msg_t *m, void *a)
+{
+    (void)c;
+    (void)m;
+    (void)a;
+    got++;
+}
+
+enum op { OP_REQUEST, OP_ENQUEUE, OP_PUT, OP_STORE, OP_GET, OP_AMO, OP_RAW };
+
+struct scale_arg {
+    enum op  op;
+    unsigned k;      /* receive poll every k sends (request, enqueue, raw) */
+    uint64_t m;      /* operations per rank */
+    int      to_one; /* many-to-one instead of all-to-all */
+    double   buffered; /* out (request): fraction of received packets buffered */
+};
+
+static int dest(const struct rqb *b, uint64_t i)
+{
+    return (int)((b->me + 1 + (int)(i % (uint64_t)(b->np - 1))) % b->np);
+}
+
+/* ---- the raw-ring limit ------------------------------------------------
+ * In the destination's segment at RQB_DATA_OFF: for each source s a ring
+ * of RAW_SLOTS slots, then one 64-byte line per source holding the
+ * destination's consumed count.  The source alone writes slots (payload,
+ * then seq with release); the destination alone writes its consumed count
+ * (release, every RAW_SLOTS / 4 slots), which the source reads (acquire)
+ * only when its cached copy says the ring is full. */
+struct raw_slot {
+    _Atomic uint64_t seq;
+    uint64_t         payload[7];
+};
+struct raw_line {
+    _Atomic uint64_t consumed;
+    char             pad[56];
+};
+static uint64_t *raw_tail, *raw_head_cache, *raw_head; /* per peer, persistent */
+
+static struct raw_slot *raw_ring(struct rqb *b, int owner, int src)
+{
+    char *seg = rq_segment_peer(b->ctx, owner);
+    return (struct raw_slot *)(seg + RQB_DATA_OFF) + (size_t)src * RAW_SLOTS;
+}
+
+static struct raw_line *raw_line(struct rqb *b, int owner, int src)
+{
+    char *seg = rq_segment_peer(b->ctx, owner);
+    return (struct raw_line *)(seg + RQB_DATA_OFF +
+                               (size_t)b->np * RAW_SLOTS * sizeof(struct raw_slot)) + src;
+}
+
+/* Consume what this rank's rings hold: how many. */
+static uint64_t raw_poll(struct rqb *b)
+{
+    uint64_t n = 0;
+    for (int s = 0; s < b->np; s++) {
+        if (s == b->me)
+            continue;
+        struct raw_slot *ring = raw_ring(b, b->me, s);
+        for (;;) {
+            uint64_t h = raw_head[s];
+            if (atomic_load_explicit(&ring[h % RAW_SLOTS].seq, memory_order_acquire) != h + 1)
+                break;
+            raw_head[s] = h + 1;
+            n++;
+            if ((h + 1) % (RAW_SLOTS / 4) == 0)
+                atomic_store_explicit(&raw_line(b, b->me, s)->consumed, h + 1,
+                                      memory_order_release);
+        }
+    }
+    return n;
+}
+
+static void raw_send(struct rqb *b, int dst, uint64_t v, uint64_t *received)
+{
+    uint64_t t = raw_tail[dst];
+    while (t - raw_head_cache[dst] >= RAW_SLOTS) {
+        raw_head_cache[dst] =
+            atomic_load_explicit(&raw_line(b, dst, b->me)->consumed, memory_order_acquire);
+        if (t - raw_head_cache[dst] >= RAW_SLOTS)
+            *received += raw_poll(b); /* the destination may wait for us */
+    }
+    struct raw_slot *sl = &raw_ring(b, dst, b->me)[t % RAW_SLOTS];
+    sl->payload[0] = v;
+    atomic_store_explicit(&sl->seq, t + 1, memory_order_release);
+    raw_tail[dst] = t + 1;
+}
+
+/* ---- one measurement ---------------------------------------------------- */
+
+static double run_once(struct rqb *b, void *argp)
+{
+    struct scale_arg *a = argp;
+    rq_ctx_t *ctx = b->ctx;
+    const int np = b->np;
+    const uint64_t m = a->m - a->m % (uint64_t)(np - 1); /* as many to each */
+    uint64_t v = 0, received = 0;
+    rq_stats_t st0, st1;
+    rq_stats(ctx, &st0);
+    const int sender = !a->to_one || b->me != 0;
+    const uint64_t due_here = a->to_one ? (b->me == 0 ? m * (uint64_t)(np - 1) : 0) : m;
+    rq_barrier(ctx);
+    const uint64_t t0 = rqb_now_ns();
+    rq_msg_t views[RQ_PEEK_MAX];
+    for (uint64_t i = 0; sender && i < m; i++) {
+        const int dst = a->to_one ? 0 : dest(b, i);
+        switch (a->op) {
+        case OP_REQUEST:
+            rq_request(ctx, dst, H_COUNT, &i, 1, NULL, 0, 0);
+            if ((i + 1) % a->k == 0)
+                rq_poll(ctx);
+            break;
+        case OP_ENQUEUE:
+            rq_enqueue(ctx, dst, Q_SCALE, 0, &i, 1, NULL, 0, 0);
+            if ((i + 1) % a->k == 0) {
+                int n = rq_peek_n(ctx, Q_SCALE, views, RQ_PEEK_MAX);
+                if (n > 0) {
+                    received += (uint64_t)n;
+                    rq_pop_n(ctx, Q_SCALE, (unsigned)n);
+                }
+            }
+            break;
+        case OP_PUT:
+            rq_put(ctx, dst, RQB_DATA_OFF + 64u * (uint64_t)b->me, &i, 8, 0);
+            break;
+        case OP_STORE:
+            rq_store(ctx, dst, RQB_DATA_OFF + 64u * (uint64_t)b->me, &i, 8, 0);
+            break;
+        case OP_GET:
+            rq_get(ctx, &v, dst, RQB_DATA_OFF, 8, 0);
+            break;
+        case OP_AMO:
+            rq_amo(ctx, dst, RQB_DATA_OFF, RQ_AMO_FADD, 1, 0, &v);
+            break;
+        case OP_RAW:
+            raw_send(b, dst, i, &received);
+            if ((i + 1) % a->k == 0)
+                received += raw_poll(b);
+            break;
+        }
+    }
+    /* Completion: what this rank is owed, and its own operations. */
+    switch (a->op) {
+    case OP_REQUEST:
+        rq_wait_until(ctx, &got, got_due += due_here);
+        break;
+    case OP_ENQUEUE:
+        while (received < due_here) {
+            int n = rq_peek_n(ctx, Q_SCALE, views, RQ_PEEK_MAX);
+            if (n > 0) {
+                received += (uint64_t)n;
+                rq_pop_n(ctx, Q_SCALE, (unsigned)n);
+            } else {
+                rq_poll(ctx);
+            }
+        }
+        break;
+    case OP_STORE:
+        if (a->to_one) {
+            if (b->me == 0)
+                rq_store_sync(ctx, 8 * due_here);
+        } else {
+            rq_all_store_sync(ctx);
+        }
+        break;
+    case OP_RAW:
+        while (received < due_here)
+            received += raw_poll(b);
+        break;
+    default:
+        rq_sync(ctx);
+        break;
+    }
+    if (a->to_one && sender && a->op == OP_STORE)
+        rq_sync(ctx); /* its stores landed */
+    double ns = rqb_elapsed_ns(t0);
+    rq_stats(ctx, &st1);
+    rq_barrier(ctx);
+    const uint64_t recv = st1.received - st0.received;
+    a->buffered = rqb_mean(b, recv ? (double)(st1.buffered - st0.buffered) / (double)recv : 0);
+    if (a->to_one) {
+        /* The job's rate: everything sent over the slowest rank's time
+         * (each rank's clock starts as it leaves the barrier). */
+        double slowest;
+        rq_allreduce(ctx, &ns, &slowest, 1, RQ_DOUBLE, RQ_MAX);
+        return (double)(m * (uint64_t)(np - 1)) / slowest * 1e3;
+    }
+    return rqb_mean(b, (double)m / ns * 1e3);
+}
+
+static void measure(struct rqb *b, const char *name, struct scale_arg *a, const char *note)
+{
+    struct rqb_summary s;
+    rqb_measure(b, name, run_once, a, &s);
+    char full[64];
+    snprintf(full, sizeof full, "%s: %s", name, a->to_one ? "job rate" : "rate per rank");
+    rqb_row(b, full, (double)b->np, "M/s", &s, note);
+    if (a->op == OP_REQUEST || a->op == OP_ENQUEUE) {
+        snprintf(full, sizeof full, "%s: buffered", name);
+        rqb_row_derived(b, full, (double)b->np, "frac", a->buffered,
+                        "received packets delivered from the virtual buffer, last repetition");
+    }
+}
+
+int rqb_fam_scale(struct rqb *b)
+{
+    if (b->np < 2) {
+        rqb_row_na(b, "request a2a poll/64: rate per rank", 1, "M/s", "needs 2 ranks or more");
+        return 0;
+    }
+    rq_handler_register(b->ctx, H_COUNT, on_count, NULL, 0);
+    rq_queue_open(b->ctx, Q_SCALE);
+    const uint64_t m = b->o.smoke ? 2000 : b->o.quick ? 100000 : 400000;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    char over[64];
+    snprintf(over, sizeof over, "%s", b->np > ncpu ? "oversubscribed: ranks > CPUs" : "");
+    /* The raw-ring limit needs every rank's segment mapped here. */
+    int raw_ok = 1;
+    for (int r = 0; r < b->np; r++)
+        raw_ok &= rq_segment_peer(b->ctx, r) != NULL;
+    void *seg;
+    size_t seg_size = 0;
+    rq_segment(b->ctx, &seg, &seg_size);
+    const size_t raw_bytes =
+        (size_t)b->np * (RAW_SLOTS * sizeof(struct raw_slot) + sizeof(struct raw_line));
+    raw_ok &= seg_size >= RQB_DATA_OFF + raw_bytes;
+    if (raw_ok) {
+        memset((char *)seg + RQB_DATA_OFF, 0, raw_bytes);
+        raw_tail = calloc((size_t)b->np, 8);
+        raw_head = calloc((size_t)b->np, 8);
+        raw_head_cache = calloc((size_t)b->np, 8);
+        raw_ok = raw_tail && raw_head && raw_head_cache;
+    }
+    rq_barrier(b->ctx);
+    static const unsigned ks[] = {1, 8, 64};
+    for (int i = 0; i < 3; i++) {
+        char name[48];
+        unsigned k = ks[i];
+        if (raw_ok) {
+            struct scale_arg a = {OP_RAW, k, m, 0, 0};
+            snprintf(name, sizeof name, "raw ring a2a poll/%u", k);
+            measure(b, name, &a, "limit: 64-byte slots, a ring per pair, no librq code");
+        }
+        struct scale_arg r = {OP_REQUEST, k, m, 0, 0};
+        snprintf(name, sizeof name, "request a2a poll/%u", k);
+        measure(b, name, &r, over);
+        struct scale_arg q = {OP_ENQUEUE, k, m, 0, 0};
+        snprintf(name, sizeof name, "enqueue a2a poll/%u", k);
+        measure(b, name, &q, over);
+        if (b->o.smoke)
+            break;
+    }
+    static const struct { enum op op; const char *name; } gas[] = {
+        {OP_PUT, "put 8B a2a"}, {OP_STORE, "store 8B a2a"},
+        {OP_GET, "get 8B a2a"}, {OP_AMO, "amo fadd a2a"}};
+    for (int i = 0; i < 4; i++) {
+        struct scale_arg a = {gas[i].op, 1, gas[i].op == OP_AMO ? m / 4 : m, 0, 0};
+        measure(b, gas[i].name, &a, over);
+    }
+    struct scale_arg r1 = {OP_REQUEST, 64, m, 1, 0};
+    measure(b, "request many-to-one", &r1, "the job's rate into rank 0, which polls");
+    struct scale_arg s1 = {OP_STORE, 1, m, 1, 0};
+    measure(b, "store 8B many-to-one", &s1, "the job's rate into rank 0 (rq_store_sync)");
+    free(raw_tail);
+    free(raw_head);
+    free(raw_head_cache);
+    raw_tail = raw_head = raw_head_cache = NULL;
+    return 0;
+}
+
+/* ---- the sweep: one job per rank count ---------------------------------- */
+
+int rqb_drive_scale(const struct rqb_opts *o, int max_ranks)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int counts[32], nc = 0;
+    int top = max_ranks > 0 ? max_ranks : (int)(ncpu > 4 ? ncpu : 4);
+    for (int n = 2; n <= top && nc < 30; n = n < 4 ? n + 1 : n * 2)
+        counts[nc++] = n;
+    if (counts[nc - 1] != top && nc < 31)
+        counts[nc++] = top;
+    if (o->smoke)
+        nc = 1;
+    char self[PATH_MAX], dir[PATH_MAX], rr[PATH_MAX + 8], tmp[] = "/tmp/rqbench-scale.XXXXXX";
+    rqb_self_dir(dir, sizeof dir, self, sizeof self);
+    char *rqrun = (char *)rqb_rqrun_path(dir, rr, sizeof rr);
+    if (mkdtemp(tmp) == NULL) {
+        perror("rqbench: mkdtemp");
+        return 1;
+    }
+    struct rqb_report rep = {0};
+    int rc = 0;
+    for (int i = 0; i < nc && rc == 0; i++) {
+        char nr[16], csv[PATH_MAX + 32];
+        snprintf(nr, sizeof nr, "%d", counts[i]);
+        snprintf(csv, sizeof csv, "%s/n%d.csv", tmp, counts[i]);
+        char *av[] = {rqrun, "-n", nr, "--bind", "core", self, "scale", "--emit", csv,
+                      o->smoke ? "--smoke" : o->quick ? "--quick" : NULL, NULL};
+        fprintf(stderr, "rqbench: scale, %d ranks%s\n", counts[i],
+                counts[i] > ncpu ? " (oversubscribed)" : "");
+        struct rqb_report one = {0};
+        if (rqb_run_cmd(av) != 0 || rqb_report_read_csv(csv, &one) != 0) {
+            fprintf(stderr, "rqbench: the scale run at %d ranks failed\n", counts[i]);
+            rc = 1;
+        }
+        /* The first job's limits, then every job's scale rows. */
+        for (int k = 0; k < one.n && rc == 0; k++) {
+            const struct rqb_row *w = &one.rows[k];
+            if (strcmp(w->family, "scale") != 0 && i != 0)
+                continue;
+            struct rqb_row *c = rqb_report_add(&rep, w->family, w->impl, w->name, w->param,
+                                               w->unit, &w->s, w->note);
+            if (c == NULL)
+                rc = 1;
+            else
+                c->cycles = w->cycles;
+        }
+        rqb_report_free(&one);
+        unlink(csv);
+    }
+    rmdir(tmp);
+    rep.ranks = counts[nc - 1];
+    rqb_report_placement(&rep);
+    if (rc == 0)
+        rc = rqb_write_outputs(&rep, o, NULL);
+    rqb_report_free(&rep);
+    return rc;
+}
