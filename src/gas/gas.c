@@ -11,6 +11,7 @@
 #include "ctx.h"
 #include "deliver/deliver.h"
 #include "gas/gas.h"
+#include "gas/stored.h"
 #include "gas/region.h"
 
 int rq_segment(rq_ctx_t *ctx, void **base, size_t *size)
@@ -124,9 +125,7 @@ static int do_put(rq_ctx_t *ctx, const struct xfer *x, unsigned flags, int store
                                 x->elem, x->count);
     direct_copy(ctx, x, 1);
     if (store)
-        /* Releases the data to the target's load_acquire in rq_store_sync. */
-        atomic_fetch_add_explicit(&rqi_shm_area(&ctx->shm, (uint32_t)x->peer)->gas.stored,
-                                  x->elem * x->count, memory_order_release);
+        rqi_gas_count_stored(ctx, x->peer, (uint32_t)ctx->rank, x->elem * x->count);
     return 0;
 }
 
@@ -272,13 +271,9 @@ static int amo_body(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t opera
 }
 
 /* rq_store_sync's "done yet?": every byte counted has landed. */
-struct stored_wait { const _Atomic uint64_t *stored; uint64_t want; };
 static int stored_reached(rq_ctx_t *ctx, const void *arg)
 {
-    (void)ctx;
-    const struct stored_wait *w = arg;
-    /* Pairs with the release RMW of whoever landed the stores. */
-    return rqi_load_acquire(w->stored) >= w->want;
+    return rqi_gas_stored_total(ctx) >= *(const uint64_t *)arg;
 }
 
 static int store_sync_body(rq_ctx_t *ctx, uint64_t nbytes)
@@ -295,8 +290,7 @@ static int store_sync_body(rq_ctx_t *ctx, uint64_t nbytes)
         return RQ_EPEER;
     const uint64_t want = g->consumed + nbytes;
     /* Polling serves this rank's global-address requests too (proc). */
-    const struct stored_wait w = {&g->area->stored, want};
-    int rc = rqi_poll_until(ctx, stored_reached, &w);
+    int rc = rqi_poll_until(ctx, stored_reached, &want);
     if (rc != 0)
         return rc;
     g->consumed = want;

@@ -31,9 +31,15 @@
  *                 reading the slot for a reply, store_release(0) after
  *                 writing the data or old value; main: load_acquire before
  *                 reading results or reusing the slot.
- *   area->stored  bumped with a release RMW by whoever lands a store (the
- *                 initiator under direct, the target's server otherwise)
- *                 after the data; load_acquire in rq_store_sync.
+ *   stored[src]   (net/shm.h: rqi_shm_stored) the bytes src has stored into
+ *                 a rank, one cache line per source: written by whoever
+ *                 lands src's stores (src itself under direct, the
+ *                 target's server otherwise: one writer at a time, so a
+ *                 relaxed load and a store_release of the sum, after the
+ *                 data; a UCP atomic add from another node); summed with
+ *                 load_acquire by rq_store_sync.  Before, every source
+ *                 added to one counter per target: two senders storing
+ *                 into one rank fought over its line (issue 36).
  *   area->np_sleep the np thread stores 1 (seq_cst), re-checks its rings,
  *                 then futex-waits; a sender publishes, fences (seq_cst)
  *                 and reads it: one of the two sees the other (Dekker), so

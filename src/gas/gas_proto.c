@@ -19,6 +19,7 @@
 #include "ctx.h"
 #include "deliver/deliver.h"
 #include "gas/gas.h"
+#include "gas/stored.h"
 #include "gas/region.h"
 
 /* Argument words each opcode carries. */
@@ -275,8 +276,7 @@ static int handle_request(rq_ctx_t *ctx, struct rqi_pkt *p, uint64_t pos, int on
         RQI_TSAN_SEGMENT_END();
         rqi_ring_rx_release(rx, p, pos);
         if (op == RQI_GOP_STORE)
-            /* Releases the stored bytes to rq_store_sync's load_acquire. */
-            atomic_fetch_add_explicit(&ctx->gas.area->stored, len, memory_order_release);
+            rqi_gas_count_stored(ctx, ctx->rank, (uint32_t)src, len);
         if (a[5])
             reply_small(ctx, src, RQI_GOP_ACK, 0, 0, 0, on_main);
         return 0;

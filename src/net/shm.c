@@ -45,7 +45,8 @@ int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nloca
                                                              : nranks;
     uint64_t seg = round_up(cfg->v[RQI_CFG_SEGMENT_SIZE], PAGE);
     uint64_t bulk = round_up(cfg->v[RQI_CFG_BULK_BYTES], PAGE);
-    uint64_t stride = PAGE + (lanes + RQI_GAS_RINGS) * ring + seg + bulk;
+    uint64_t ctr = round_up((uint64_t)nranks * RQI_CACHELINE, PAGE);
+    uint64_t stride = PAGE + ctr + (lanes + RQI_GAS_RINGS) * ring + seg + bulk;
     uint64_t total = PAGE + stride * nranks;
 
     int fd = memfd_create("rq-job", MFD_CLOEXEC);
@@ -75,6 +76,7 @@ int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nloca
     h->nlanes = lanes;
     h->seg_bytes = seg;
     h->bulk_bytes = bulk;
+    h->ctr_bytes = ctr;
     h->medium_max = rqi_shm_medium_max(ring, cfg->v[RQI_CFG_MEDIUM_MAX]);
     h->rank_stride = stride;
     h->ranks_off = PAGE;
@@ -96,9 +98,10 @@ int rqi_shm_attach(int fd, struct rqi_shm *shm, char *err, size_t errlen)
         probe.nranks == 0 || probe.nranks > RQI_MAX_RANKS || probe.ranks_off != PAGE ||
         probe.nlanes == 0 || probe.nlanes > RQI_MAX_LANES || probe.nlanes > probe.nranks ||
         probe.nlocal == 0 || probe.nlocal > probe.nranks ||
-        probe.rank_stride !=
-            PAGE + (probe.nlanes + RQI_GAS_RINGS) * probe.ring_bytes + probe.seg_bytes +
-                probe.bulk_bytes ||
+        probe.ctr_bytes != (((uint64_t)probe.nranks * RQI_CACHELINE + PAGE - 1) / PAGE) * PAGE ||
+        probe.rank_stride != PAGE + probe.ctr_bytes +
+                                 (probe.nlanes + RQI_GAS_RINGS) * probe.ring_bytes +
+                                 probe.seg_bytes + probe.bulk_bytes ||
         (probe.bulk_bytes & (PAGE - 1)) != 0 ||
         probe.total_bytes != PAGE + probe.rank_stride * probe.nranks ||
         probe.ring_bytes < 4096 || (probe.ring_bytes & (probe.ring_bytes - 1)) != 0 ||

@@ -11,6 +11,9 @@
  *   rank r at ranks_off + r * rank_stride:
  *     [control page: tail and head of each ring, pid, departed, the
  *      global-address counters]
+ *     [store counters: one cache line per source rank (ctr_bytes): the
+ *      bytes each source has stored into r, written by that source alone
+ *      (or by r's server on its behalf), so no line has two writers]
  *     [inbound lanes: nlanes * ring_bytes]
  *     [global-address rings: request, reply: 2 * ring_bytes]
  *     [segment: seg_bytes]
@@ -40,7 +43,7 @@
 #include "net/shm_ring.h"
 
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
-#define RQI_JOB_VERSION 7u
+#define RQI_JOB_VERSION 8u
 #define RQI_MAX_RANKS   4096u
 #define RQI_MAX_LANES   16u
 #define RQI_GAS_RINGS   2u  /* per rank, after its lanes: request, reply */
@@ -57,6 +60,7 @@ struct rqi_job_hdr {
                               other nodes; their areas are never touched) */
     uint64_t seg_bytes;
     uint64_t bulk_bytes;   /* staging area per rank (multiple of a page) */
+    uint64_t ctr_bytes;    /* store counters per rank: nranks lines, page-rounded */
     uint64_t medium_max;
     uint64_t rank_stride;
     uint64_t ranks_off;
@@ -85,11 +89,10 @@ struct rqi_vni_area {
     _Alignas(RQI_CACHELINE) char end_[1];
 };
 
-/* Global-address counters of one rank (see src/gas/gas.h for who writes
- * them and how they are ordered).  Each on its own cache line: stored is
- * bumped by every rank storing into us, np_sleep by our progress thread. */
+/* Global-address words of one rank (see src/gas/gas.h for who writes
+ * them and how they are ordered); the bytes stored into it are counted
+ * per source (rqi_shm_stored), apart from these. */
 struct rqi_gas_area {
-    _Alignas(RQI_CACHELINE) _Atomic uint64_t stored;   /* bytes stored into this rank */
     _Alignas(RQI_CACHELINE) _Atomic uint32_t np_sleep; /* futex word: 1 = np asleep */
     _Alignas(RQI_CACHELINE) char end_[1];
 };
@@ -129,9 +132,14 @@ static inline struct rqi_rank_area *rqi_shm_area(const struct rqi_shm *s, uint32
 {
     return (struct rqi_rank_area *)(s->base + s->hdr->ranks_off + r * s->hdr->rank_stride);
 }
+/* The count of bytes rank src has stored into rank r (its own line). */
+static inline _Atomic uint64_t *rqi_shm_stored(const struct rqi_shm *s, uint32_t r, uint32_t src)
+{
+    return (_Atomic uint64_t *)((char *)rqi_shm_area(s, r) + 4096 + (uint64_t)src * RQI_CACHELINE);
+}
 static inline char *rqi_shm_lane(const struct rqi_shm *s, uint32_t r, uint32_t lane)
 {
-    return (char *)rqi_shm_area(s, r) + 4096 + lane * s->hdr->ring_bytes;
+    return (char *)rqi_shm_area(s, r) + 4096 + s->hdr->ctr_bytes + lane * s->hdr->ring_bytes;
 }
 /* Global-address ring k (RQI_GAS_REQ, RQI_GAS_REP) of rank r. */
 static inline char *rqi_shm_gas_ring(const struct rqi_shm *s, uint32_t r, uint32_t k)

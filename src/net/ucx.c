@@ -33,7 +33,7 @@ struct rqi_ucx_peer {
     ucp_ep_h    ep;
     ucp_rkey_h  rkey;
     uint64_t    seg_addr;    /* its segment, in its address space */
-    uint64_t    stored_addr; /* its store counter */
+    uint64_t    stored_addr; /* its store counters (ours: + rank x a cache line) */
     uint64_t    stop_addr;   /* its overflow STOP count (net/shm.h) */
     uint64_t    tx_seq;      /* last sequence number sent */
     uint64_t    rx_seq;      /* last sequence number received */
@@ -628,8 +628,9 @@ int rqi_ucx_put(rq_ctx_t *ctx, int dst, uint64_t off, uint64_t rstride, const ch
         ucp_worker_fence(ctx->ucx->worker);
         rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
         rp.datatype = ucp_dt_make_contig(8);
-        return op_wait(ctx, dst, ucp_atomic_op_nbx(pr->ep, UCP_ATOMIC_OP_ADD, &n, 1,
-                                                   pr->stored_addr, pr->rkey, &rp));
+        const uint64_t mine = pr->stored_addr + (uint64_t)ctx->rank * RQI_CACHELINE;
+        return op_wait(ctx, dst, ucp_atomic_op_nbx(pr->ep, UCP_ATOMIC_OP_ADD, &n, 1, mine,
+                                                   pr->rkey, &rp));
     }
     return 0;
 }
@@ -866,7 +867,8 @@ static int publish(rq_ctx_t *ctx, struct rqi_ucx *u, char *err, size_t errlen)
     int rc = RQ_ENOMEM;
     if (pa != NULL && rklen <= RKEY_MAX) {
         pa->seg_addr = (uint64_t)(uintptr_t)ctx->seg[ctx->rank];
-        pa->stored_addr = (uint64_t)(uintptr_t)&ctx->gas.area->stored;
+        /* Our store counters: a source adds to its own line (net/shm.h). */
+        pa->stored_addr = (uint64_t)(uintptr_t)rqi_shm_stored(&ctx->shm, (uint32_t)ctx->rank, 0);
         pa->stop_addr = (uint64_t)(uintptr_t)&rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->vni.stop;
         pa->rkey_len = (uint32_t)rklen;
         memcpy(pa->rkey, rk, rklen);
