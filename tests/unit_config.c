@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "core/config.h"
+#include "net/shm.h"
 
 int main(void)
 {
@@ -72,6 +73,17 @@ int main(void)
     setenv("RQ_YIELD_IDLE", "sometimes", 1);
     CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "RQ_YIELD_IDLE"));
     unsetenv("RQ_YIELD_IDLE");
+    /* RQ_LANES: 0 (the default) gives one lane per rank on the node up to
+     * 16; a number is taken as it is; never more lanes than local ranks. */
+    CHECK(rqi_cfg_vars[RQI_CFG_LANES].def == 0);
+    CHECK(rqi_shm_lanes(0, 1) == 1 && rqi_shm_lanes(0, 2) == 2 && rqi_shm_lanes(0, 16) == 16);
+    CHECK(rqi_shm_lanes(0, 17) == 16 && rqi_shm_lanes(0, 128) == 16);
+    CHECK(rqi_shm_lanes(4, 16) == 4 && rqi_shm_lanes(4, 3) == 3 && rqi_shm_lanes(1, 128) == 1);
+    setenv("RQ_LANES", "17", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "outside"));
+    setenv("RQ_LANES", "0", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 && cfg.v[RQI_CFG_LANES] == 0);
+    unsetenv("RQ_LANES");
     printf("unit_config: ok\n");
     return 0;
 }

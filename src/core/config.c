@@ -19,8 +19,9 @@ static const char *const stream_modes[] = {"auto", "never", "always", NULL};
 const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
         "bytes of each inbound lane (64-byte slots; power of two)", NULL},
-    [RQI_CFG_LANES] = {"RQ_LANES", 4, 1, 16, 0,
-        "inbound lanes per rank (at most the rank count); a lane with one sender needs no locked instruction", NULL},
+    [RQI_CFG_LANES] = {"RQ_LANES", 0, 0, 16, 0,
+        "inbound lanes per rank (0: one per rank on the node, up to 16; at most the node's "
+        "ranks); a lane with one sender needs no locked instruction", NULL},
     [RQI_CFG_MEDIUM_MAX] = {"RQ_MEDIUM_MAX", 16 * KiB, 64, 256 * MiB, 0,
         "largest payload read in place in the lane; capped at ring/4 minus a header; larger ones "
         "are staged (RQ_BULK_BYTES: one copy, read in place), or fragmented when larger than "

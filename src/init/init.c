@@ -214,10 +214,14 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         return RQ_ENOMEM;
     }
     uint64_t nslots = h->ring_bytes / RQI_SLOT_BYTES;
-    /* Sender r uses lane r mod nlanes everywhere; a lane with one sender
-     * (lane + nlanes >= nranks) is single-producer. */
-    uint32_t my_lane = (uint32_t)ctx->rank % h->nlanes;
-    int exclusive = my_lane + h->nlanes >= h->nranks;
+    /* A sender uses lane (its index among the node's ranks) mod nlanes in
+     * every receiver on the node; a lane with one sender (lane + nlanes >=
+     * nlocal) is single-producer.  Ranks on other nodes never use a lane. */
+    uint32_t local_index = 0;
+    for (int r = 0; r < ctx->rank; r++)
+        local_index += !ctx->remote[r];
+    uint32_t my_lane = local_index % h->nlanes;
+    int exclusive = my_lane + h->nlanes >= h->nlocal;
     int nremote = 0;
     for (int r = 0; r < ctx->size; r++) {
         if (ctx->remote[r]) {

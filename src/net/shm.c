@@ -33,6 +33,12 @@ uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max)
 }
 
 
+uint32_t rqi_shm_lanes(uint64_t cfg_lanes, uint32_t nlocal)
+{
+    uint64_t want = cfg_lanes != 0 ? cfg_lanes : RQI_MAX_LANES;
+    return want < nlocal ? (uint32_t)want : nlocal;
+}
+
 int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nlocal,
                    uint64_t job_id, char *err, size_t errlen)
 {
@@ -41,8 +47,7 @@ int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nloca
         return -EINVAL;
     }
     uint64_t ring = cfg->v[RQI_CFG_RING_BYTES];
-    uint32_t lanes = (uint32_t)cfg->v[RQI_CFG_LANES] < nranks ? (uint32_t)cfg->v[RQI_CFG_LANES]
-                                                             : nranks;
+    uint32_t lanes = rqi_shm_lanes(cfg->v[RQI_CFG_LANES], nlocal);
     uint64_t seg = round_up(cfg->v[RQI_CFG_SEGMENT_SIZE], PAGE);
     uint64_t bulk = round_up(cfg->v[RQI_CFG_BULK_BYTES], PAGE);
     uint64_t ctr = round_up((uint64_t)nranks * RQI_CACHELINE, PAGE);
@@ -96,8 +101,8 @@ int rqi_shm_attach(int fd, struct rqi_shm *shm, char *err, size_t errlen)
     }
     if (probe.magic != RQI_JOB_MAGIC || probe.version != RQI_JOB_VERSION ||
         probe.nranks == 0 || probe.nranks > RQI_MAX_RANKS || probe.ranks_off != PAGE ||
-        probe.nlanes == 0 || probe.nlanes > RQI_MAX_LANES || probe.nlanes > probe.nranks ||
-        probe.nlocal == 0 || probe.nlocal > probe.nranks ||
+        probe.nlanes == 0 || probe.nlanes > RQI_MAX_LANES || probe.nlocal == 0 ||
+        probe.nlocal > probe.nranks || probe.nlanes > probe.nlocal ||
         probe.ctr_bytes != (((uint64_t)probe.nranks * RQI_CACHELINE + PAGE - 1) / PAGE) * PAGE ||
         probe.rank_stride != PAGE + probe.ctr_bytes +
                                  (probe.nlanes + RQI_GAS_RINGS) * probe.ring_bytes +

@@ -18,8 +18,9 @@
  *     [global-address rings: request, reply: 2 * ring_bytes]
  *     [segment: seg_bytes]
  *     [staging area: bulk_bytes, written by this rank only (net/shm_bulk.h)]
- * Per-receiver memory is nlanes + 2 <= RQ_LANES + 2 rings, whatever the
- * number of ranks.  The global-address rings carry the np and proc
+ * Per-receiver memory is nlanes + 2 <= 18 rings and one line per rank of
+ * the job, whatever the number of ranks (docs/design-shm.md, "Lanes and
+ * memory").  The global-address rings carry the np and proc
  * strategies' requests and replies (src/gas/gas_proto.c); under the direct
  * strategy their pages are never touched, so never allocated.
  *
@@ -55,7 +56,7 @@ struct rqi_job_hdr {
     uint32_t nranks;
     uint64_t job_id;
     uint64_t ring_bytes;   /* per lane */
-    uint32_t nlanes;       /* lanes per rank: min(RQ_LANES, nranks) */
+    uint32_t nlanes;       /* lanes per rank: rqi_shm_lanes(RQ_LANES, nlocal) */
     uint32_t nlocal;       /* ranks that attach here (the others are on
                               other nodes; their areas are never touched) */
     uint64_t seg_bytes;
@@ -115,6 +116,10 @@ struct rqi_shm {
 
 /* Largest in-place payload for a ring of ring_bytes (cfg_max capped). */
 uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max);
+/* Inbound lanes per rank for RQ_LANES = cfg_lanes and nlocal ranks on the
+ * node: one per local rank up to RQI_MAX_LANES when cfg_lanes is 0 (the
+ * default), else cfg_lanes; never more than nlocal. */
+uint32_t rqi_shm_lanes(uint64_t cfg_lanes, uint32_t nlocal);
 
 /* A fresh random job id (never 0): the job key packets carry. */
 

@@ -59,6 +59,8 @@ struct scale_arg {
     int      to_one; /* into rank 0 instead of all-to-all ... */
     int      senders; /* ... from ranks 1 .. senders */
     double   buffered; /* out (request): fraction of received packets buffered */
+    int      asleep;  /* into rank 0, which sleeps until the senders are done
+                         (always so for stores) */
 };
 
 static int dest(const struct rqb *b, uint64_t i)
@@ -137,6 +139,36 @@ static void raw_send(struct rqb *b, int dst, uint64_t v, uint64_t *received)
     raw_tail[dst] = t + 1;
 }
 
+/* ---- the empty poll -------------------------------------------------------
+ * Rank 0 times rq_poll on an idle job (every inbound lane looked at, nothing
+ * there) while every other rank sleeps, so a machine with fewer cores than
+ * ranks still gives rank 0 a core: what more lanes cost a receiver. */
+enum { IDLE_POLLS = 20000 };
+static double idle_poll_once(struct rqb *b, void *argp)
+{
+    (void)argp;
+    static uint64_t round;
+    volatile uint64_t *asleep = rqb_flag(b, 9), *done = rqb_flag(b, 10);
+    double ns = 0;
+    round++;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        rqb_spin_until(asleep, (uint64_t)(b->np - 1) * round);
+        const uint64_t t0 = rqb_now_ns();
+        for (int i = 0; i < IDLE_POLLS; i++)
+            rq_poll(b->ctx);
+        ns = rqb_elapsed_ns(t0) / IDLE_POLLS;
+        __atomic_store_n(done, round, __ATOMIC_RELEASE);
+    } else {
+        __atomic_fetch_add(asleep, 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(done, __ATOMIC_ACQUIRE) < round) {
+            struct timespec d = {0, 2000000};
+            nanosleep(&d, NULL);
+        }
+    }
+    return ns;
+}
+
 /* ---- one measurement ---------------------------------------------------- */
 
 static double run_once(struct rqb *b, void *argp)
@@ -150,7 +182,25 @@ static double run_once(struct rqb *b, void *argp)
     rq_stats(ctx, &st0);
     const int sender = !a->to_one || (b->me != 0 && b->me <= a->senders);
     const uint64_t due_here = a->to_one ? (b->me == 0 ? m * (uint64_t)a->senders : 0) : m;
+    /* A sleeping receiver: on a machine with fewer cores than ranks the
+     * senders then have the cores, and what they share is all that slows
+     * them.  They start once rank 0 said it goes to sleep, and 20 us
+     * later (it is asleep by then). */
+    const int asleep = a->to_one && (a->op == OP_STORE || a->asleep);
+    static uint64_t sleep_round;
+    volatile uint64_t *sleeping = rqb_flag(b, 11);
     rq_barrier(ctx);
+    if (asleep) {
+        sleep_round++;
+        if (b->me == 0) {
+            __atomic_store_n(sleeping, sleep_round, __ATOMIC_RELEASE);
+        } else if (sender) {
+            rqb_spin_until(sleeping, sleep_round);
+            const uint64_t w = rqb_now_ns();
+            while (rqb_now_ns() - w < 20000)
+                __builtin_ia32_pause();
+        }
+    }
     const uint64_t t0 = rqb_now_ns();
     rq_msg_t views[RQ_PEEK_MAX];
     for (uint64_t i = 0; sender && i < m; i++) {
@@ -190,7 +240,27 @@ static double run_once(struct rqb *b, void *argp)
             break;
         }
     }
-    /* Completion: what this rank is owed, and its own operations. */
+    /* Completion: what this rank is owed, and its own operations.  Into a
+     * sleeping rank 0: each sender, its operations issued (stores:
+     * landed, rq_sync), counts itself done; rank 0 wakes rarely until all
+     * are, then takes what arrived (stores: checks every byte landed). */
+    if (asleep) {
+        static uint64_t done_due;
+        volatile uint64_t *done = rqb_flag(b, 8);
+        done_due += (uint64_t)a->senders;
+        if (sender) {
+            if (a->op == OP_STORE)
+                rq_sync(ctx);
+            __atomic_fetch_add(done, 1, __ATOMIC_RELEASE);
+        } else if (b->me == 0) {
+            while (__atomic_load_n(done, __ATOMIC_ACQUIRE) < done_due) {
+                struct timespec d = {0, 500000}; /* rare wake-ups: the cores are the senders' */
+                nanosleep(&d, NULL);
+            }
+            if (a->op == OP_STORE)
+                rq_store_sync(ctx, 8 * due_here);
+        }
+    }
     switch (a->op) {
     case OP_REQUEST:
         rq_wait_until(ctx, &got, got_due += due_here);
@@ -207,28 +277,8 @@ static double run_once(struct rqb *b, void *argp)
         }
         break;
     case OP_STORE:
-        if (a->to_one) {
-            /* Rank 0 sleeps meanwhile (the stores need nothing of it): on
-             * a machine with fewer cores than ranks the senders then have
-             * the cores, and what the senders share is all that slows
-             * them.  Each sender, its stores landed, counts itself done;
-             * rank 0 then checks that every byte arrived. */
-            static uint64_t done_due;
-            volatile uint64_t *done = rqb_flag(b, 8);
-            done_due += (uint64_t)a->senders;
-            if (sender) {
-                rq_sync(ctx);
-                __atomic_fetch_add(done, 1, __ATOMIC_RELEASE);
-            } else if (b->me == 0) {
-                while (__atomic_load_n(done, __ATOMIC_ACQUIRE) < done_due) {
-                    struct timespec d = {0, 500000}; /* rare wake-ups: the cores are the senders' */
-                    nanosleep(&d, NULL);
-                }
-                rq_store_sync(ctx, 8 * due_here);
-            }
-        } else {
+        if (!a->to_one)
             rq_all_store_sync(ctx);
-        }
         break;
     case OP_RAW: {
         unsigned spins = 0;
@@ -254,9 +304,9 @@ static double run_once(struct rqb *b, void *argp)
          * first sender's start to the last end (one clock for the node:
          * with more ranks than cores the senders may run one after the
          * other, and each one's own time would overstate the rate).
-         * Stores: a sender's end includes its rq_sync, its stores landed;
-         * the sleeping receiver's does not count. */
-        const int counts = sender || a->op != OP_STORE;
+         * Into a sleeping rank 0, only the senders' windows count (a
+         * store sender's includes its rq_sync: its stores landed). */
+        const int counts = sender || !asleep;
         double start = counts ? (double)t0 : 1e300, end = counts ? (double)t0 + ns : 0;
         double first, last;
         rq_allreduce(ctx, &start, &first, 1, RQ_DOUBLE, RQ_MIN);
@@ -313,22 +363,33 @@ int rqb_fam_scale(struct rqb *b)
         raw_ok = raw_tail && raw_head && raw_head_cache;
     }
     rq_barrier(b->ctx);
+    {
+        struct rqb_summary s = {0};
+        char note[128];
+        const char *lanes = getenv("RQ_LANES"), *yield = getenv("RQ_YIELD_IDLE");
+        snprintf(note, sizeof note, "rank 0 alone awake, every lane looked at (RQ_LANES=%s)%s",
+                 lanes != NULL ? lanes : "default",
+                 b->np > ncpu && (yield == NULL || strcmp(yield, "never") != 0)
+                     ? "; oversubscribed: RQ_YIELD_IDLE yields" : "");
+        rqb_measure(b, "empty rq_poll", idle_poll_once, NULL, &s);
+        rqb_row(b, "empty rq_poll", (double)b->np, "ns", &s, note);
+    }
     static const unsigned ks[] = {1, 8, 64};
     double a2a64 = NAN;
     for (int i = 0; i < 3; i++) {
         char name[48];
         unsigned k = ks[i];
         if (raw_ok) {
-            struct scale_arg a = {OP_RAW, k, m, 0, 0, 0};
+            struct scale_arg a = {.op = OP_RAW, .k = k, .m = m};
             snprintf(name, sizeof name, "raw ring a2a poll/%u", k);
             measure(b, name, &a, "limit: 64-byte slots, a ring per pair, no librq code");
         }
-        struct scale_arg r = {OP_REQUEST, k, m, 0, 0, 0};
+        struct scale_arg r = {.op = OP_REQUEST, .k = k, .m = m};
         snprintf(name, sizeof name, "request a2a poll/%u", k);
         double rate = measure(b, name, &r, over);
         if (k == 64)
             a2a64 = rate;
-        struct scale_arg q = {OP_ENQUEUE, k, m, 0, 0, 0};
+        struct scale_arg q = {.op = OP_ENQUEUE, .k = k, .m = m};
         snprintf(name, sizeof name, "enqueue a2a poll/%u", k);
         measure(b, name, &q, over);
         if (b->o.smoke)
@@ -338,27 +399,40 @@ int rqb_fam_scale(struct rqb *b)
         {OP_PUT, "put 8B a2a"}, {OP_STORE, "store 8B a2a"},
         {OP_GET, "get 8B a2a"}, {OP_AMO, "amo fadd a2a"}};
     for (int i = 0; i < 4; i++) {
-        struct scale_arg a = {gas[i].op, 1, gas[i].op == OP_AMO ? m / 4 : m, 0, 0, 0};
+        struct scale_arg a = {.op = gas[i].op, .k = 1,
+                              .m = gas[i].op == OP_AMO ? m / 4 : m};
         measure(b, gas[i].name, &a, over);
     }
     /* Into rank 0: from rank 1 alone, then from every other rank, in the
      * same job, and their ratio (the two-senders-into-a-third proxy on a
-     * small machine: the aggregate should grow with the senders). */
-    static const struct { enum op op; const char *name; } one[] = {
-        {OP_REQUEST, "request"}, {OP_STORE, "store 8B"}};
-    for (int i = 0; i < 2; i++) {
-        char name[64];
-        struct scale_arg a1 = {one[i].op, 64, m, 1, 1, 0};
+     * small machine: the aggregate should grow with the senders).  Into a
+     * sleeping receiver, requests are only published (SLEEP_M each: a
+     * quarter of a 256 KiB lane's slots, so up to four senders sharing
+     * one lane never fill it); what the senders share is then all that
+     * slows them: one lane's tail (RQ_LANES=1) against a lane each. */
+    enum { SLEEP_M = 1000 };
+    static const struct { enum op op; int asleep; const char *name, *how; } one[] = {
+        {OP_REQUEST, 0, "request", "which polls"},
+        {OP_REQUEST, 1, "request, receiver asleep", "asleep until the senders are done"},
+        {OP_STORE, 1, "store 8B", "asleep, then rq_store_sync"}};
+    for (int i = 0; i < 3; i++) {
+        char name[64], note[96];
+        const uint64_t mi = one[i].asleep && one[i].op == OP_REQUEST ? SLEEP_M : m;
+        struct scale_arg a1 = {.op = one[i].op, .k = 64, .m = mi, .to_one = 1, .senders = 1,
+                                .asleep = one[i].asleep};
         snprintf(name, sizeof name, "%s one-to-one", one[i].name);
-        double single = measure(b, name, &a1, "rank 1 into rank 0, which polls (stores: rq_store_sync)");
-        if (one[i].op == OP_REQUEST && !isnan(a2a64))
+        snprintf(note, sizeof note, "rank 1 into rank 0, %s", one[i].how);
+        double single = measure(b, name, &a1, note);
+        if (i == 0 && !isnan(a2a64))
             rqb_row_derived(b, "request a2a poll/64 / one-way", (double)b->np, "x",
                             single > 0 ? a2a64 / single : NAN,
                             "a rank that sends and receives, over one pair streaming one "
                             "way (target >= 0.5 at 2 ranks)");
-        struct scale_arg an = {one[i].op, 64, m, 1, b->np - 1, 0};
+        struct scale_arg an = {.op = one[i].op, .k = 64, .m = mi, .to_one = 1,
+                                .senders = b->np - 1, .asleep = one[i].asleep};
         snprintf(name, sizeof name, "%s many-to-one", one[i].name);
-        double many = measure(b, name, &an, "every other rank into rank 0: the job's rate");
+        snprintf(note, sizeof note, "every other rank into rank 0, %s: the job's rate", one[i].how);
+        double many = measure(b, name, &an, note);
         snprintf(name, sizeof name, "%s many-to-one / one-to-one", one[i].name);
         rqb_row_derived(b, name, (double)b->np, "x", single > 0 ? many / single : NAN,
                         "aggregate of n - 1 senders over one sender's, same job");

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
     printf("  RQ_MAX_HANDLERS        %u\n", RQ_MAX_HANDLERS);
     printf("  RQ_MAX_QUEUES          %u (queue 0 is the AM queue)\n", RQ_MAX_QUEUES);
     printf("  max ranks per job      %u\n", RQI_MAX_RANKS);
-    printf("  max inbound lanes      %u (a job uses min(RQ_LANES, ranks))\n", RQI_MAX_LANES);
+    printf("  max inbound lanes      %u (RQ_LANES=0: one per rank on the node up to this)\n", RQI_MAX_LANES);
     printf("  ring slot              %u bytes\n", RQI_SLOT_BYTES);
     printf("  in-place payload max   %llu bytes with the current ring (rq_medium_max)\n",
            (unsigned long long)rqi_shm_medium_max(ring, med));
