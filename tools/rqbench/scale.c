@@ -59,8 +59,7 @@ struct scale_arg {
     int      to_one; /* into rank 0 instead of all-to-all ... */
     int      senders; /* ... from ranks 1 .. senders */
     double   buffered; /* out (request): fraction of received packets buffered */
-    int      asleep;  /* into rank 0, which sleeps until the senders are done
-                         (always so for stores) */
+    int      asleep;  /* into rank 0, which sleeps until the senders are done */
 };
 
 static int dest(const struct rqb *b, uint64_t i)
@@ -186,7 +185,7 @@ static double run_once(struct rqb *b, void *argp)
      * senders then have the cores, and what they share is all that slows
      * them.  They start once rank 0 said it goes to sleep, and 20 us
      * later (it is asleep by then). */
-    const int asleep = a->to_one && (a->op == OP_STORE || a->asleep);
+    const int asleep = a->to_one && a->asleep;
     static uint64_t sleep_round;
     volatile uint64_t *sleeping = rqb_flag(b, 11);
     rq_barrier(ctx);
@@ -279,6 +278,10 @@ static double run_once(struct rqb *b, void *argp)
     case OP_STORE:
         if (!a->to_one)
             rq_all_store_sync(ctx);
+        else if (!asleep && sender)
+            rq_sync(ctx);
+        else if (!asleep && b->me == 0)
+            rq_store_sync(ctx, 8 * due_here); /* serving the stores (np, proc) */
         break;
     case OP_RAW: {
         unsigned spins = 0;
@@ -411,10 +414,16 @@ int rqb_fam_scale(struct rqb *b)
      * one lane never fill it); what the senders share is then all that
      * slows them: one lane's tail (RQ_LANES=1) against a lane each. */
     enum { SLEEP_M = 1000 };
-    static const struct { enum op op; int asleep; const char *name, *how; } one[] = {
+    /* Stores land without the target only under the direct strategy; under
+     * np and proc rank 0 serves them, in rq_store_sync. */
+    const char *strategy = getenv("RQ_GAS_STRATEGY");
+    const int direct = strategy == NULL || strcmp(strategy, "direct") == 0 ||
+                       strcmp(strategy, "0") == 0;
+    const struct { enum op op; int asleep; const char *name, *how; } one[] = {
         {OP_REQUEST, 0, "request", "which polls"},
         {OP_REQUEST, 1, "request, receiver asleep", "asleep until the senders are done"},
-        {OP_STORE, 1, "store 8B", "asleep, then rq_store_sync"}};
+        {OP_STORE, direct, "store 8B",
+         direct ? "asleep, then rq_store_sync" : "in rq_store_sync (serving them)"}};
     for (int i = 0; i < 3; i++) {
         char name[64], note[96];
         const uint64_t mi = one[i].asleep && one[i].op == OP_REQUEST ? SLEEP_M : m;
