@@ -115,6 +115,9 @@ struct rq_ctx {
     struct rqi_ring_rx rx[RQI_MAX_LANES]; /* our inbound lanes */
     unsigned           nlanes;
     unsigned           lane_rr;  /* lane the next poll starts at */
+    unsigned           my_lane;  /* the lane (and global-address rings) we
+                                    produce into at every rank of the node */
+    int                lane_exclusive; /* we are my_lane's only producer */
     struct rqi_ring_tx *tx;   /* our lane at each destination rank */
     char             **seg;   /* each rank's segment, mapped here */
     char             **bulk;  /* each rank's staging area, mapped here */

@@ -79,6 +79,15 @@ int main(void)
     CHECK(rqi_shm_lanes(0, 1) == 1 && rqi_shm_lanes(0, 2) == 2 && rqi_shm_lanes(0, 16) == 16);
     CHECK(rqi_shm_lanes(0, 17) == 16 && rqi_shm_lanes(0, 128) == 16);
     CHECK(rqi_shm_lanes(4, 16) == 4 && rqi_shm_lanes(4, 3) == 3 && rqi_shm_lanes(1, 128) == 1);
+    /* Global-address rings: about two lanes' worth for all 2 * nlanes. */
+    CHECK(rqi_shm_gas_ring_bytes(256 << 10, 1) == 256 << 10);
+    CHECK(rqi_shm_gas_ring_bytes(256 << 10, 2) == 256 << 10);
+    CHECK(rqi_shm_gas_ring_bytes(256 << 10, 3) == 128 << 10);
+    CHECK(rqi_shm_gas_ring_bytes(256 << 10, 4) == 128 << 10);
+    CHECK(rqi_shm_gas_ring_bytes(256 << 10, 8) == 64 << 10);
+    CHECK(rqi_shm_gas_ring_bytes(256 << 10, 16) == 64 << 10);
+    CHECK(rqi_shm_gas_ring_bytes(4096, 16) == 4096);
+    CHECK(rqi_shm_gas_ring_bytes(8192, 16) == 4096);
     setenv("RQ_LANES", "17", 1);
     CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "outside"));
     setenv("RQ_LANES", "0", 1);

@@ -12,6 +12,7 @@
 
 static const char *const gas_strategies[] = {"direct", "np", "proc", NULL};
 static const char *const transports[] = {"auto", "shm", "ucx", NULL};
+static const char *const np_cores[] = {"auto", "own", "shared", NULL};
 static const char *const yield_modes[] = {"auto", "never", "always", NULL};
 static const char *const pull_modes[] = {"on", "off", "refuse", NULL};
 static const char *const stream_modes[] = {"auto", "never", "always", NULL};
@@ -50,6 +51,15 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_NP_CPU_OFFSET] = {"RQ_NP_CPU_OFFSET", 0, 0, 4096, 0,
         "np strategy: run the progress thread this many CPUs after its rank's CPU "
         "(0: wherever the rank may run, sharing its core when bound)", NULL},
+    [RQI_CFG_NP_CORE] = {"RQ_NP_CORE", RQI_NP_CORE_AUTO, 0, 2, 0,
+        "np strategy: own (the progress thread has a core: it spins RQ_NP_SPIN_US when idle "
+        "and senders wake it), shared (it shares its rank's: it wakes every RQ_NP_TICK_US, "
+        "and the rank serves requests whenever it is inside librq, as under proc), auto "
+        "(own when RQ_NP_CPU_OFFSET is set or the node has a CPU for every rank and every "
+        "progress thread, else shared)", np_cores},
+    [RQI_CFG_NP_TICK_US] = {"RQ_NP_TICK_US", 1000, 10, 1000000, 0,
+        "np strategy, shared core: how often the progress thread wakes to serve requests "
+        "its rank left waiting while computing outside librq", NULL},
     [RQI_CFG_ATOMIC_TIMEOUT_US] = {"RQ_ATOMIC_TIMEOUT_US", 1000, 0, 60000000, 0,
         "atomicity timer: a blocked sender's target that has not drained its inbound lanes "
         "for this long has them moved into its virtual buffer by its progress thread (0: never)", NULL},

@@ -20,6 +20,8 @@ enum rqi_cfg_id {
     RQI_CFG_GAS_STRATEGY,
     RQI_CFG_NP_SPIN_US,
     RQI_CFG_NP_CPU_OFFSET,
+    RQI_CFG_NP_CORE,
+    RQI_CFG_NP_TICK_US,
     RQI_CFG_ATOMIC_TIMEOUT_US,
     RQI_CFG_VBUF_MAX,
     RQI_CFG_OVERFLOW_BYTES,
@@ -54,6 +56,10 @@ struct rqi_cfg_var {
 
 /* RQ_GAS_STRATEGY values (see rq.h, global address space). */
 enum { RQI_GAS_DIRECT = 0, RQI_GAS_NP = 1, RQI_GAS_PROC = 2 };
+/* RQ_NP_CORE values: whether the np thread has a core of its own (it spins
+ * when idle and senders wake it) or shares its rank's (it wakes on a tick;
+ * the rank's main thread serves whenever it is inside librq). */
+enum { RQI_NP_CORE_AUTO = 0, RQI_NP_CORE_OWN = 1, RQI_NP_CORE_SHARED = 2 };
 /* RQ_YIELD_IDLE values: whether non-blocking receive calls give the CPU
  * away after RQ_SPIN_COUNT empty calls in a row. */
 enum { RQI_YIELD_AUTO = 0, RQI_YIELD_NEVER = 1, RQI_YIELD_ALWAYS = 2 };

@@ -75,15 +75,16 @@ static int in_place(const rq_ctx_t *ctx, int peer)
 
 /* An operation completed in place (our own segment; any same-node peer
  * under direct) still serves the peers that may need this rank, because a
- * program may spin on it: under proc the request rings (rank 0 spinning on
+ * program may spin on it: under proc (and np on a shared core) the request
+ * rings (rank 0 spinning on
  * an AMO of its own lock word would otherwise never serve the read that
  * the holder needs before it releases), and across nodes, every 16th call,
  * the UCX worker (RMA over TCP needs the target's progress).  Operations
  * that wait serve while they wait (gas_proto.c). */
 static inline void serve_in_place(rq_ctx_t *ctx)
 {
-    if (ctx->gas.strategy == RQI_GAS_PROC)
-        (void)rqi_gas_serve(ctx);
+    if (ctx->gas.main_serves)
+        (void)(ctx->gas.strategy == RQI_GAS_PROC ? rqi_gas_serve(ctx) : rqi_gas_help(ctx));
     if (RQI_UNLIKELY(ctx->ucx != NULL) && (++ctx->gas.serve_tick & 15u) == 0)
         (void)ctx->net->progress(ctx);
 }

@@ -10,13 +10,19 @@
  *   np      the same packets, served by a per-rank progress thread (the
  *           "network processor"); the main thread only issues and waits on
  *           counters.  While it waits it may help serve (service lock).
+ *           When the thread has no core of its own (RQ_NP_CORE), it wakes
+ *           on a tick only, and the main thread serves as under proc.
  * Operations on one's own rank are always done in place.
  *
- * RINGS (net/shm.h): each rank has a request ring (producers: every other
- * rank's main thread; consumer: its server) and a reply ring (producers:
- * every other rank's server; consumer: its server).  Replies never cause a
- * send, so a server blocked on a full reply ring drains its own reply ring
- * and always makes progress: requests and replies cannot deadlock.
+ * RINGS (net/shm.h): each rank has a request ring (producers: the main
+ * threads of the ranks of one lane; consumer: its server) and a reply ring
+ * (producers: the servers of the ranks of one lane; consumer: its server)
+ * per lane: a sender uses the rings of its lane, as it does for active
+ * messages, so up to 16 ranks per node no ring has two producers (issue
+ * 36: one ring for every sender made each request a CAS on a line they all
+ * wrote).  Replies never cause a send, so a server blocked on a full reply
+ * ring drains its own reply rings and always makes progress: requests and
+ * replies cannot deadlock.
  *
  * MEMORY ORDERING (who writes what, which store releases, which load
  * acquires):
@@ -44,6 +50,10 @@
  *                 then futex-waits; a sender publishes, fences (seq_cst)
  *                 and reads it: one of the two sees the other (Dekker), so
  *                 a request is never left unnoticed by a sleeping thread.
+ *                 A thread sharing its rank's core (np_shared) stores 2
+ *                 once: senders leave it asleep (no futex call per
+ *                 request), it wakes every RQ_NP_TICK_US by itself and the
+ *                 rank's main thread serves meanwhile, as under proc.
  *   service_lock  exchange(acquire) / store_release: whoever holds it is
  *                 the consumer of both rings and the producer of replies.
  *   np_active     np thread: relaxed stores (0 before it sleeps, 1 once it
@@ -124,11 +134,22 @@ struct rqi_gas {
                                      yet back on a CPU); rq_poll then serves */
     _Alignas(RQI_CACHELINE) _Atomic int service_lock;
 
-    struct rqi_ring_rx rx[RQI_GAS_RINGS];  /* our request and reply rings */
-    struct rqi_ring_tx *req_tx;            /* each rank's request ring (main) */
-    struct rqi_ring_tx *rep_tx;            /* each rank's reply ring (server) */
+    /* Our request and reply rings, one of each per lane (server only). */
+    struct rqi_ring_rx rx[RQI_GAS_KINDS][RQI_MAX_LANES];
+    unsigned nlanes;
+    /* The lanes whose rings can hold packets for us: all but our own when
+     * we are its only producer (our own operations are done in place). */
+    unsigned nscan, scan[RQI_MAX_LANES];
+    unsigned rr[RQI_GAS_KINDS];            /* server: index into scan the next pass starts at */
+    uint64_t chunk_max;                    /* payload bytes a packet carries at most */
+    struct rqi_ring_tx *req_tx;            /* our lane's request ring at each rank (main) */
+    struct rqi_ring_tx *rep_tx;            /* our lane's reply ring at each rank (server) */
     struct rqi_gas_slot *slot;             /* RQI_GAS_SLOTS */
 
+    int main_serves;              /* proc, or np sharing its rank's core: the main
+                                     thread serves whenever it is inside librq */
+    int np_shared;                /* np: the thread shares its rank's core
+                                     (RQ_NP_CORE): it wakes on a tick only */
     int np_cpu;                   /* CPU to pin the np thread to, or -1 */
     pthread_t np_thread;
     int np_running;

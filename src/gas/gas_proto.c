@@ -53,8 +53,10 @@ static void doorbell(rq_ctx_t *ctx, int r)
         return;
     struct rqi_gas_area *a = &rqi_shm_area(&ctx->shm, (uint32_t)r)->gas;
     atomic_thread_fence(memory_order_seq_cst);
-    if (RQI_UNLIKELY(rqi_load_relaxed(&a->np_sleep) != 0) &&
-        atomic_exchange(&a->np_sleep, 0u) != 0)
+    /* 1: asleep until woken; 2: a thread on a shared core, which wakes
+     * on its tick (and whose rank serves meanwhile): left alone. */
+    if (RQI_UNLIKELY(rqi_load_relaxed(&a->np_sleep) == 1u) &&
+        atomic_exchange(&a->np_sleep, 0u) == 1u)
         rqi_futex(&a->np_sleep, FUTEX_WAKE, 1, NULL);
 }
 
@@ -72,12 +74,12 @@ static struct rqi_pkt *pkt_reserve(rq_ctx_t *ctx, struct rqi_ring_tx *tx, unsign
     return p;
 }
 
-/* The next well-formed packet on our ring k, or NULL.  PAD and malformed
- * packets are consumed on the way (malformed ones counted); a broken
- * framing fails the job. */
-static struct rqi_pkt *pkt_next(rq_ctx_t *ctx, unsigned k)
+/* The next well-formed packet on our ring of kind k for lane l, or NULL.
+ * PAD and malformed packets are consumed on the way (malformed ones
+ * counted); a broken framing fails the job. */
+static struct rqi_pkt *pkt_next(rq_ctx_t *ctx, unsigned k, unsigned l)
 {
-    struct rqi_ring_rx *rx = &ctx->gas.rx[k];
+    struct rqi_ring_rx *rx = &ctx->gas.rx[k][l];
     for (;;) {
         struct rqi_pkt *p = rqi_ring_rx_peek(rx);
         if (p == NULL) {
@@ -96,7 +98,7 @@ static struct rqi_pkt *pkt_next(rq_ctx_t *ctx, unsigned k)
                   p->src != (uint32_t)ctx->rank && p->kind == RQI_PK_INLINE && p->flags == 0 &&
                   p->qid == 0 && op >= RQI_GOP_PUT && op < RQI_GOP_COUNT &&
                   is_req == (k == RQI_GAS_REQ) && p->nargs == op_nargs[op] &&
-                  p->len <= ctx->medium_max &&
+                  p->len <= ctx->gas.chunk_max &&
                   p->nslots == rqi_pkt_slots(RQI_PK_INLINE, p->nargs, p->len));
         if (ok && p->kind != RQI_PK_PAD)
             return p;
@@ -166,17 +168,31 @@ static int handle_reply(rq_ctx_t *ctx, struct rqi_pkt *p)
     return -1;
 }
 
+/* The lane a server's pass over rings of kind k starts at; the next pass
+ * starts at the next one, so a busy lane cannot starve the others. */
+static unsigned pass_start(struct rqi_gas *g, unsigned k)
+{
+    unsigned i = g->rr[k];
+    g->rr[k] = i + 1 == g->nscan ? 0 : i + 1;
+    return i;
+}
+
 static int serve_replies(rq_ctx_t *ctx, int max)
 {
-    struct rqi_ring_rx *rx = &ctx->gas.rx[RQI_GAS_REP];
+    struct rqi_gas *g = &ctx->gas;
     int n = 0;
-    struct rqi_pkt *p;
-    while (n < max && (p = pkt_next(ctx, RQI_GAS_REP)) != NULL) {
-        uint64_t pos = rqi_ring_rx_take(rx, p);
-        if (handle_reply(ctx, p) != 0)
-            atomic_fetch_add_explicit(&ctx->gas.rejected, 1, memory_order_relaxed);
-        rqi_ring_rx_release(rx, p, pos);
-        n++;
+    for (unsigned i = 0, j = pass_start(g, RQI_GAS_REP); i < g->nscan && n < max;
+         i++, j = j + 1 == g->nscan ? 0 : j + 1) {
+        const unsigned l = g->scan[j];
+        struct rqi_ring_rx *rx = &g->rx[RQI_GAS_REP][l];
+        struct rqi_pkt *p;
+        while (n < max && (p = pkt_next(ctx, RQI_GAS_REP, l)) != NULL) {
+            uint64_t pos = rqi_ring_rx_take(rx, p);
+            if (handle_reply(ctx, p) != 0)
+                atomic_fetch_add_explicit(&g->rejected, 1, memory_order_relaxed);
+            rqi_ring_rx_release(rx, p, pos);
+            n++;
+        }
     }
     return n;
 }
@@ -237,10 +253,10 @@ uint64_t rqi_gas_amo_apply(_Atomic uint64_t *w, int op, uint64_t operand, uint64
     }
 }
 
-/* Serve the request p (taken at pos); releases it before replying. */
-static int handle_request(rq_ctx_t *ctx, struct rqi_pkt *p, uint64_t pos, int on_main)
+/* Serve the request p (taken at pos on rx); releases it before replying. */
+static int handle_request(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt *p, uint64_t pos,
+                          int on_main)
 {
-    struct rqi_ring_rx *rx = &ctx->gas.rx[RQI_GAS_REQ];
     uint64_t a[6];
     memcpy(a, rqi_pkt_args(p), sizeof a);
     const int src = (int)p->src;
@@ -281,12 +297,12 @@ static int handle_request(rq_ctx_t *ctx, struct rqi_pkt *p, uint64_t pos, int on
             reply_small(ctx, src, RQI_GOP_ACK, 0, 0, 0, on_main);
         return 0;
     }
-    /* GET: stream the region back in chunks of at most medium_max. */
+    /* GET: stream the region back in chunks of at most chunk_max. */
     rqi_ring_rx_release(rx, p, pos);
     if (len != 0 || a[4] >= RQI_GAS_SLOTS)
         return -1;
     for (uint64_t at = 0; at < total;) {
-        uint64_t n = total - at < ctx->medium_max ? total - at : ctx->medium_max, rpos;
+        uint64_t n = total - at < ctx->gas.chunk_max ? total - at : ctx->gas.chunk_max, rpos;
         struct rqi_pkt *r = reply_reserve(ctx, src, RQI_GOP_DATA, 3, n, &rpos, on_main);
         if (r == NULL)
             return 0;
@@ -306,14 +322,19 @@ static int handle_request(rq_ctx_t *ctx, struct rqi_pkt *p, uint64_t pos, int on
 
 static int serve_requests(rq_ctx_t *ctx, int max, int on_main)
 {
-    struct rqi_ring_rx *rx = &ctx->gas.rx[RQI_GAS_REQ];
+    struct rqi_gas *g = &ctx->gas;
     int n = 0;
-    struct rqi_pkt *p;
-    while (n < max && (p = pkt_next(ctx, RQI_GAS_REQ)) != NULL) {
-        uint64_t pos = rqi_ring_rx_take(rx, p);
-        if (handle_request(ctx, p, pos, on_main) != 0)
-            atomic_fetch_add_explicit(&ctx->gas.rejected, 1, memory_order_relaxed);
-        n++;
+    for (unsigned i = 0, j = pass_start(g, RQI_GAS_REQ); i < g->nscan && n < max;
+         i++, j = j + 1 == g->nscan ? 0 : j + 1) {
+        const unsigned l = g->scan[j];
+        struct rqi_ring_rx *rx = &g->rx[RQI_GAS_REQ][l];
+        struct rqi_pkt *p;
+        while (n < max && (p = pkt_next(ctx, RQI_GAS_REQ, l)) != NULL) {
+            uint64_t pos = rqi_ring_rx_take(rx, p);
+            if (handle_request(ctx, rx, p, pos, on_main) != 0)
+                atomic_fetch_add_explicit(&g->rejected, 1, memory_order_relaxed);
+            n++;
+        }
     }
     return n;
 }
@@ -359,7 +380,7 @@ static int main_wait_step(rq_ctx_t *ctx, unsigned *spins)
     if (g->strategy == RQI_GAS_PROC) {
         if (serve(ctx, 1) > 0)
             return rqi_busy_step(ctx, spins);
-    } else if (g->strategy == RQI_GAS_NP && *spins > RQI_BUSY_POLLS) {
+    } else if (g->strategy == RQI_GAS_NP && (g->np_shared || *spins > RQI_BUSY_POLLS)) {
         if (serve_locked(ctx, 1) > 0)
             return rqi_fail_check(ctx); /* spins stay: np keeps helping */
     }
@@ -380,7 +401,7 @@ static struct rqi_pkt *request_reserve(rq_ctx_t *ctx, int r, unsigned op, uint64
         doorbell(ctx, r);
         if (ctx->gas.strategy == RQI_GAS_PROC)
             serve(ctx, 1);
-        else if (spins > RQI_BUSY_POLLS)
+        else if (ctx->gas.np_shared || spins > RQI_BUSY_POLLS)
             serve_locked(ctx, 1);
         if (rqi_drain(ctx) != 0 || (*rc = rqi_wait_step(ctx, &spins)) != 0) {
             if (*rc == 0)
@@ -405,7 +426,7 @@ int rqi_gas_send_put(rq_ctx_t *ctx, int dst, int store, uint64_t off, uint64_t d
     int rc = 0;
     issue_one(&ctx->gas);
     for (uint64_t at = 0; at < total;) {
-        uint64_t n = total - at < ctx->medium_max ? total - at : ctx->medium_max, pos;
+        uint64_t n = total - at < ctx->gas.chunk_max ? total - at : ctx->gas.chunk_max, pos;
         struct rqi_pkt *p = request_reserve(ctx, dst, op, n, &pos, &rc);
         if (p == NULL)
             return rc;
@@ -530,11 +551,14 @@ int rqi_gas_quiet(rq_ctx_t *ctx)
 /* ---- the network processor -------------------------------------------- */
 
 
-/* Under the service lock: nothing published on either ring. */
+/* Under the service lock: nothing published on any of our rings. */
 static int rings_empty(rq_ctx_t *ctx)
 {
-    return rqi_ring_rx_peek(&ctx->gas.rx[RQI_GAS_REQ]) == NULL &&
-           rqi_ring_rx_peek(&ctx->gas.rx[RQI_GAS_REP]) == NULL;
+    for (unsigned k = 0; k < RQI_GAS_KINDS; k++)
+        for (unsigned j = 0; j < ctx->gas.nscan; j++)
+            if (rqi_ring_rx_peek(&ctx->gas.rx[k][ctx->gas.scan[j]]) != NULL)
+                return 0;
+    return 1;
 }
 
 static void np_sleep(rq_ctx_t *ctx)
@@ -559,10 +583,33 @@ static void np_sleep(rq_ctx_t *ctx)
     rqi_store_relaxed(&g->np_active, 1);
 }
 
+/* A network processor with no core of its own: taking its rank's core
+ * from it per request (a futex wake, a context switch each way) cost far
+ * more than serving in the rank's own librq calls (issue 36: 0.9 us per
+ * 8-byte store at 2 ranks on 2 cores, 2.6 us at 16 on 16).  It wakes on a
+ * tick only, to serve what a rank computing outside librq left waiting. */
+static void np_tick_loop(rq_ctx_t *ctx)
+{
+    struct rqi_gas *g = &ctx->gas;
+    struct rqi_gas_area *a = g->area;
+    const uint64_t tick_ns = ctx->cfg.v[RQI_CFG_NP_TICK_US] * 1000u;
+    atomic_store(&a->np_sleep, 2u);
+    while (!rqi_load_acquire(&g->np_stop) && !job_failed(ctx)) {
+        struct timespec ts = {(time_t)(tick_ns / 1000000000u), (long)(tick_ns % 1000000000u)};
+        rqi_futex(&a->np_sleep, FUTEX_WAIT, 2u, &ts);
+        while (serve_locked(ctx, 0) > 0)
+            ;
+    }
+}
+
 static void *np_main(void *arg)
 {
     rq_ctx_t *ctx = arg;
     struct rqi_gas *g = &ctx->gas;
+    if (g->np_shared) {
+        np_tick_loop(ctx);
+        return NULL;
+    }
     if (g->np_cpu >= 0) {
         /* A core of its own, as the paper's network processor has: beyond
          * the rank's own binding, so set on this thread only.  Best effort
@@ -600,44 +647,82 @@ static void *np_main(void *arg)
 
 /* ---- setup -------------------------------------------------------------- */
 
+/* RQ_NP_CORE=auto: the np thread has a core of its own when moved off its
+ * rank's CPU (RQ_NP_CPU_OFFSET), or when the rank may run on a subset of
+ * the machine's CPUs (a binding) holding two or more, or, unbound, when
+ * the machine has a CPU for each of the job's ranks here and each one's
+ * thread. */
+static int np_shares_core(const rq_ctx_t *ctx, int moved)
+{
+    switch (ctx->cfg.v[RQI_CFG_NP_CORE]) {
+    case RQI_NP_CORE_OWN:
+        return 0;
+    case RQI_NP_CORE_SHARED:
+        return 1;
+    default:
+        break;
+    }
+    if (moved)
+        return 0;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    long allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : online;
+    if (online > 0 && allowed < online)
+        return allowed < 2;
+    long here = ctx->host_ranks > (int)ctx->shm.hdr->nlocal ? ctx->host_ranks
+                                                             : (long)ctx->shm.hdr->nlocal;
+    return online <= 0 || 2 * here > online;
+}
+
 int rqi_gas_init(rq_ctx_t *ctx)
 {
     struct rqi_gas *g = &ctx->gas;
     const struct rqi_job_hdr *h = ctx->shm.hdr;
-    const uint64_t nslots = h->ring_bytes / RQI_SLOT_BYTES;
+    const uint64_t nslots = h->gas_ring_bytes / RQI_SLOT_BYTES;
     g->strategy = (int)ctx->cfg.v[RQI_CFG_GAS_STRATEGY];
+    g->main_serves = g->strategy == RQI_GAS_PROC;
     g->area = &rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->gas;
     g->req_tx = calloc((size_t)ctx->size, sizeof *g->req_tx);
     g->rep_tx = calloc((size_t)ctx->size, sizeof *g->rep_tx);
     g->slot = calloc(RQI_GAS_SLOTS, sizeof *g->slot);
     if (g->req_tx == NULL || g->rep_tx == NULL || g->slot == NULL)
         return RQ_ENOMEM;
-    /* Every other rank produces on each of our two rings: single producer
-     * (no locked reservation) only in a 2-rank job. */
-    const int exclusive = ctx->size <= 2;
+    /* We produce into the rings of our lane at every rank of the node,
+     * alone there as in its active-message lane (ctx->lane_exclusive). */
+    g->nlanes = h->nlanes;
+    g->nscan = 0;
+    for (unsigned l = 0; l < g->nlanes; l++)
+        if (l != ctx->my_lane || !ctx->lane_exclusive)
+            g->scan[g->nscan++] = l;
+    g->chunk_max = rqi_shm_medium_max(h->gas_ring_bytes, ctx->medium_max);
     for (int r = 0; r < ctx->size; r++) {
         struct rqi_rank_area *a = rqi_shm_area(&ctx->shm, (uint32_t)r);
-        struct rqi_ring_tx *t[2] = {&g->req_tx[r], &g->rep_tx[r]};
-        for (unsigned k = 0; k < RQI_GAS_RINGS; k++) {
-            t[k]->slots = rqi_shm_gas_ring(&ctx->shm, (uint32_t)r, k);
-            t[k]->ctrl = &a->gas_ring[k];
+        struct rqi_ring_tx *t[RQI_GAS_KINDS] = {&g->req_tx[r], &g->rep_tx[r]};
+        for (unsigned k = 0; k < RQI_GAS_KINDS; k++) {
+            t[k]->slots = rqi_shm_gas_ring(&ctx->shm, (uint32_t)r, k, ctx->my_lane);
+            t[k]->ctrl = &a->gas_ring[k][ctx->my_lane];
             t[k]->nslots = nslots;
-            t[k]->exclusive = exclusive;
+            t[k]->exclusive = ctx->lane_exclusive;
         }
     }
-    for (unsigned k = 0; k < RQI_GAS_RINGS; k++) {
-        struct rqi_ring_rx *rx = &g->rx[k];
-        rx->slots = rqi_shm_gas_ring(&ctx->shm, (uint32_t)ctx->rank, k);
-        rx->ctrl = &rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->gas_ring[k];
-        rx->nslots = nslots;
-        rx->batch = nslots / 8;
+    for (unsigned k = 0; k < RQI_GAS_KINDS; k++) {
+        for (unsigned l = 0; l < g->nlanes; l++) {
+            struct rqi_ring_rx *rx = &g->rx[k][l];
+            rx->slots = rqi_shm_gas_ring(&ctx->shm, (uint32_t)ctx->rank, k, l);
+            rx->ctrl = &rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->gas_ring[k][l];
+            rx->nslots = nslots;
+            rx->batch = nslots / 8;
+        }
     }
     if (g->strategy == RQI_GAS_NP && ctx->size > 1) {
-        rqi_store_relaxed(&g->np_active, 1);
         const uint64_t k = ctx->cfg.v[RQI_CFG_NP_CPU_OFFSET];
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         int cpu = sched_getcpu();
         g->np_cpu = k != 0 && ncpu > 0 && cpu >= 0 ? (int)(((uint64_t)cpu + k) % (uint64_t)ncpu) : -1;
+        g->np_shared = np_shares_core(ctx, g->np_cpu >= 0);
+        g->main_serves = g->np_shared;
+        /* Shared: never "active", so every rq_poll serves. */
+        rqi_store_relaxed(&g->np_active, !g->np_shared);
         if (pthread_create(&g->np_thread, NULL, np_main, ctx) != 0)
             return RQ_ENOMEM;
         g->np_running = 1;

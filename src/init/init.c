@@ -222,6 +222,8 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         local_index += !ctx->remote[r];
     uint32_t my_lane = local_index % h->nlanes;
     int exclusive = my_lane + h->nlanes >= h->nlocal;
+    ctx->my_lane = my_lane;
+    ctx->lane_exclusive = exclusive;
     int nremote = 0;
     for (int r = 0; r < ctx->size; r++) {
         if (ctx->remote[r]) {

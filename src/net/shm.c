@@ -39,6 +39,15 @@ uint32_t rqi_shm_lanes(uint64_t cfg_lanes, uint32_t nlocal)
     return want < nlocal ? (uint32_t)want : nlocal;
 }
 
+uint64_t rqi_shm_gas_ring_bytes(uint64_t ring_bytes, uint32_t nlanes)
+{
+    /* The largest power of two <= 2 * ring / nlanes, within [ring/4, ring]. */
+    uint64_t want = 2 * ring_bytes / (nlanes != 0 ? nlanes : 1), b = ring_bytes;
+    while (b > want && b > ring_bytes / 4)
+        b /= 2;
+    return b > 4096 ? b : 4096;
+}
+
 int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nlocal,
                    uint64_t job_id, char *err, size_t errlen)
 {
@@ -51,7 +60,8 @@ int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nloca
     uint64_t seg = round_up(cfg->v[RQI_CFG_SEGMENT_SIZE], PAGE);
     uint64_t bulk = round_up(cfg->v[RQI_CFG_BULK_BYTES], PAGE);
     uint64_t ctr = round_up((uint64_t)nranks * RQI_CACHELINE, PAGE);
-    uint64_t stride = PAGE + ctr + (lanes + RQI_GAS_RINGS) * ring + seg + bulk;
+    uint64_t gas = rqi_shm_gas_ring_bytes(ring, lanes);
+    uint64_t stride = RQI_CTRL_BYTES + ctr + lanes * ring + RQI_GAS_KINDS * lanes * gas + seg + bulk;
     uint64_t total = PAGE + stride * nranks;
 
     int fd = memfd_create("rq-job", MFD_CLOEXEC);
@@ -78,6 +88,7 @@ int rqi_shm_create(const struct rqi_config *cfg, uint32_t nranks, uint32_t nloca
     h->nlocal = nlocal;
     h->job_id = job_id != 0 ? job_id : rqi_job_id_new();
     h->ring_bytes = ring;
+    h->gas_ring_bytes = gas;
     h->nlanes = lanes;
     h->seg_bytes = seg;
     h->bulk_bytes = bulk;
@@ -104,8 +115,10 @@ int rqi_shm_attach(int fd, struct rqi_shm *shm, char *err, size_t errlen)
         probe.nlanes == 0 || probe.nlanes > RQI_MAX_LANES || probe.nlocal == 0 ||
         probe.nlocal > probe.nranks || probe.nlanes > probe.nlocal ||
         probe.ctr_bytes != (((uint64_t)probe.nranks * RQI_CACHELINE + PAGE - 1) / PAGE) * PAGE ||
-        probe.rank_stride != PAGE + probe.ctr_bytes +
-                                 (probe.nlanes + RQI_GAS_RINGS) * probe.ring_bytes +
+        probe.gas_ring_bytes != rqi_shm_gas_ring_bytes(probe.ring_bytes, probe.nlanes) ||
+        probe.rank_stride != RQI_CTRL_BYTES + probe.ctr_bytes +
+                                 probe.nlanes * probe.ring_bytes +
+                                 RQI_GAS_KINDS * probe.nlanes * probe.gas_ring_bytes +
                                  probe.seg_bytes + probe.bulk_bytes ||
         (probe.bulk_bytes & (PAGE - 1)) != 0 ||
         probe.total_bytes != PAGE + probe.rank_stride * probe.nranks ||

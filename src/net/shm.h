@@ -9,20 +9,26 @@
  * Layout (every offset page aligned):
  *   [job header page]
  *   rank r at ranks_off + r * rank_stride:
- *     [control page: tail and head of each ring, pid, departed, the
- *      global-address counters]
+ *     [control area, two pages: tail and head of each ring, pid, departed,
+ *      the global-address counters]
  *     [store counters: one cache line per source rank (ctr_bytes): the
  *      bytes each source has stored into r, written by that source alone
  *      (or by r's server on its behalf), so no line has two writers]
  *     [inbound lanes: nlanes * ring_bytes]
- *     [global-address rings: request, reply: 2 * ring_bytes]
+ *     [global-address rings: nlanes request rings, then nlanes reply
+ *      rings, gas_ring_bytes each (rqi_shm_gas_ring_bytes: 2 / nlanes of
+ *      a lane, within a quarter and a whole one);
+ *      a sender uses the ring of its lane, so they have one producer each
+ *      up to 16 ranks per node, as the lanes]
  *     [segment: seg_bytes]
  *     [staging area: bulk_bytes, written by this rank only (net/shm_bulk.h)]
- * Per-receiver memory is nlanes + 2 <= 18 rings and one line per rank of
- * the job, whatever the number of ranks (docs/design-shm.md, "Lanes and
- * memory").  The global-address rings carry the np and proc
- * strategies' requests and replies (src/gas/gas_proto.c); under the direct
- * strategy their pages are never touched, so never allocated.
+ * Per-receiver memory is nlanes lanes and 2 * nlanes global-address rings
+ * (24 lanes' worth at most, with 16 lanes) and one line per rank of the
+ * job, whatever the number of ranks
+ * (docs/design-shm.md, "Lanes and memory").  The global-address rings
+ * carry the np and proc strategies' requests and replies
+ * (src/gas/gas_proto.c); under the direct strategy their pages are never
+ * touched, so never allocated.
  *
  * ORDERING: header fields are written by the creator before any rank is
  * started (fork/exec orders them).  attached/departed are counters every
@@ -44,11 +50,12 @@
 #include "net/shm_ring.h"
 
 #define RQI_JOB_MAGIC   0x31424f4a2d5152ull /* "RQ-JOB1" */
-#define RQI_JOB_VERSION 8u
+#define RQI_JOB_VERSION 9u
 #define RQI_MAX_RANKS   4096u
 #define RQI_MAX_LANES   16u
-#define RQI_GAS_RINGS   2u  /* per rank, after its lanes: request, reply */
-enum { RQI_GAS_REQ = 0, RQI_GAS_REP = 1 };
+#define RQI_CTRL_BYTES  8192u /* a rank's control area (struct rqi_rank_area) */
+/* Global-address ring kinds; a rank has nlanes rings of each. */
+enum { RQI_GAS_REQ = 0, RQI_GAS_REP = 1, RQI_GAS_KINDS = 2 };
 
 struct rqi_job_hdr {
     uint64_t magic;
@@ -56,6 +63,7 @@ struct rqi_job_hdr {
     uint32_t nranks;
     uint64_t job_id;
     uint64_t ring_bytes;   /* per lane */
+    uint64_t gas_ring_bytes; /* per global-address ring: rqi_shm_gas_ring_bytes */
     uint32_t nlanes;       /* lanes per rank: rqi_shm_lanes(RQ_LANES, nlocal) */
     uint32_t nlocal;       /* ranks that attach here (the others are on
                               other nodes; their areas are never touched) */
@@ -100,7 +108,7 @@ struct rqi_gas_area {
 
 struct rqi_rank_area {
     struct rqi_ring_ctrl ring[RQI_MAX_LANES];
-    struct rqi_ring_ctrl gas_ring[RQI_GAS_RINGS];
+    struct rqi_ring_ctrl gas_ring[RQI_GAS_KINDS][RQI_MAX_LANES];
     _Alignas(RQI_CACHELINE) _Atomic int32_t pid;
     _Atomic uint32_t departed; /* set by its owner after rq_finalize's barrier */
     struct rqi_gas_area gas;
@@ -120,6 +128,11 @@ uint64_t rqi_shm_medium_max(uint64_t ring_bytes, uint64_t cfg_max);
  * node: one per local rank up to RQI_MAX_LANES when cfg_lanes is 0 (the
  * default), else cfg_lanes; never more than nlocal. */
 uint32_t rqi_shm_lanes(uint64_t cfg_lanes, uint32_t nlocal);
+/* Bytes of each global-address ring for nlanes lanes of ring_bytes: a
+ * rank's 2 * nlanes of them take about two lanes' worth (a whole lane each
+ * with 2 lanes, a quarter from 8 lanes up), at least 4 KiB; a power of
+ * two.  A request carries at most a quarter of its ring. */
+uint64_t rqi_shm_gas_ring_bytes(uint64_t ring_bytes, uint32_t nlanes);
 
 /* A fresh random job id (never 0): the job key packets carry. */
 
@@ -140,27 +153,30 @@ static inline struct rqi_rank_area *rqi_shm_area(const struct rqi_shm *s, uint32
 /* The count of bytes rank src has stored into rank r (its own line). */
 static inline _Atomic uint64_t *rqi_shm_stored(const struct rqi_shm *s, uint32_t r, uint32_t src)
 {
-    return (_Atomic uint64_t *)((char *)rqi_shm_area(s, r) + 4096 + (uint64_t)src * RQI_CACHELINE);
+    return (_Atomic uint64_t *)((char *)rqi_shm_area(s, r) + RQI_CTRL_BYTES +
+                                (uint64_t)src * RQI_CACHELINE);
 }
 static inline char *rqi_shm_lane(const struct rqi_shm *s, uint32_t r, uint32_t lane)
 {
-    return (char *)rqi_shm_area(s, r) + 4096 + s->hdr->ctr_bytes + lane * s->hdr->ring_bytes;
+    return (char *)rqi_shm_area(s, r) + RQI_CTRL_BYTES + s->hdr->ctr_bytes +
+           lane * s->hdr->ring_bytes;
 }
-/* Global-address ring k (RQI_GAS_REQ, RQI_GAS_REP) of rank r. */
-static inline char *rqi_shm_gas_ring(const struct rqi_shm *s, uint32_t r, uint32_t k)
+/* Rank r's global-address ring of kind k (RQI_GAS_REQ, RQI_GAS_REP) for
+ * the senders of lane l. */
+static inline char *rqi_shm_gas_ring(const struct rqi_shm *s, uint32_t r, uint32_t k, uint32_t l)
 {
-    return rqi_shm_lane(s, r, s->hdr->nlanes + k);
+    return rqi_shm_lane(s, r, s->hdr->nlanes) + (k * s->hdr->nlanes + l) * s->hdr->gas_ring_bytes;
 }
 static inline char *rqi_shm_segment(const struct rqi_shm *s, uint32_t r)
 {
-    return rqi_shm_lane(s, r, s->hdr->nlanes + RQI_GAS_RINGS);
+    return rqi_shm_gas_ring(s, r, RQI_GAS_KINDS, 0);
 }
 /* Rank r's staging area for large medium payloads (net/shm_bulk.h). */
 static inline char *rqi_shm_bulk(const struct rqi_shm *s, uint32_t r)
 {
     return rqi_shm_segment(s, r) + s->hdr->seg_bytes;
 }
-_Static_assert(sizeof(struct rqi_rank_area) <= 4096, "rank control fits its page");
+_Static_assert(sizeof(struct rqi_rank_area) <= RQI_CTRL_BYTES, "rank control fits its area");
 
 /* Record rank as the job's first dead rank unless one is already known. */
 static inline void rqi_shm_note_dead(struct rqi_job_hdr *h, uint32_t rank)

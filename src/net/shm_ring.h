@@ -151,11 +151,13 @@ static inline void *rqi_pkt_payload(struct rqi_pkt *p)
 }
 
 /* Shared counters of one ring, each on its own cache line. */
+/* Two lines: the struct's alignment pads head's line to its end, so the
+ * next ring's tail never shares it. */
 struct rqi_ring_ctrl {
     _Alignas(RQI_CACHELINE) _Atomic uint64_t tail; /* producers */
     _Alignas(RQI_CACHELINE) _Atomic uint64_t head; /* consumer */
-    _Alignas(RQI_CACHELINE) char end_[1];
 };
+_Static_assert(sizeof(struct rqi_ring_ctrl) == 2 * RQI_CACHELINE, "tail and head: a line each");
 
 /* A producer's handle on one destination ring (process-local). */
 struct rqi_ring_tx {
