@@ -80,6 +80,8 @@ int rqb_plot_write(const char *dir, const struct rqb_report *r, const struct rqb
     char labels[32][96];
     int blocks = 0, limit_block = -1;
     double xlo = INFINITY, xhi = -INFINITY;
+    double xs[32]; /* distinct x values (counts: each gets a tic) */
+    int nxs = 0, xs_over[32] = {0};
     for (int s = 0; p->series[s] != NULL && blocks < 32; s++) {
         const char *impls[8];
         int ni = impls_of(r, p, p->series[s], impls, 8);
@@ -107,6 +109,13 @@ int rqb_plot_write(const char *dir, const struct rqb_report *r, const struct rqb
                         hi = h2;
                     }
                     fprintf(d, "%.9g %.9g %.9g %.9g\n", w->param, y, lo, hi);
+                    int j = 0;
+                    while (j < nxs && xs[j] != w->param)
+                        j++;
+                    if (j == nxs && nxs < 32)
+                        xs[nxs++] = w->param;
+                    if (j < 32 && strstr(w->note, "oversubscribed") != NULL)
+                        xs_over[j] = 1;
                     xlo = fmin(xlo, w->param);
                     xhi = fmax(xhi, w->param);
                 }
@@ -170,6 +179,14 @@ int rqb_plot_write(const char *dir, const struct rqb_report *r, const struct rqb
         size_tics(g, xlo, xhi);
         if (p->logx && xlo > 0 && xhi >= xlo) /* room for the end ticks */
             fprintf(g, "set xrange [%.9g:%.9g]\n", xlo / 1.2, xhi * 1.2);
+    } else if (p->logx && nxs > 0 && xlo > 0) {
+        /* Counts (ranks): a tic at each one measured, those with more
+         * ranks than CPUs marked. */
+        fputs("set xtics (", g);
+        for (int j = 0; j < nxs; j++)
+            fprintf(g, "%s\"%g%s\" %.17g", j ? ", " : "", xs[j], xs_over[j] ? " (>CPUs)" : "",
+                    xs[j]);
+        fprintf(g, ")\nset xrange [%.9g:%.9g]\n", xlo / 1.1, xhi * 1.1);
     }
     fputs("set style line 9 lc rgb 'gray30' dt 2 lw 2\n", g);
     fputs("PLOT = \"", g);

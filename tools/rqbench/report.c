@@ -31,6 +31,8 @@ struct rqb_row *rqb_report_add(struct rqb_report *r, const char *family, const c
     memset(w, 0, sizeof *w);
     copy(w->family, sizeof w->family, family);
     copy(w->impl, sizeof w->impl, impl);
+    if (name != NULL && strlen(name) >= sizeof w->name) /* a row must keep its name */
+        fprintf(stderr, "rqbench: row name cut to %zu bytes: %s\n", sizeof w->name - 1, name);
     copy(w->name, sizeof w->name, name);
     copy(w->unit, sizeof w->unit, unit);
     copy(w->note, sizeof w->note, note);
@@ -122,7 +124,7 @@ void rqb_report_text(FILE *f, const struct rqb_report *r)
         const struct rqb_row *w = &r->rows[i];
         if (strcmp(w->family, family) != 0) {
             family = w->family;
-            fprintf(f, "\n[%s] %s\n  %-7s %-48s %6s %10s %-5s %21s %6s %4s %9s  %s\n", family,
+            fprintf(f, "\n[%s] %s\n  %-7s %-52s %6s %10s %-5s %21s %6s %4s %9s  %s\n", family,
                     family_title(family),
                     "impl", "benchmark", "param", "median", "unit", "[min .. max]", "ci90%",
                     "n", "cycles", "note");
@@ -130,7 +132,7 @@ void rqb_report_text(FILE *f, const struct rqb_report *r)
         char p[16], med[16], lo[16], hi[16], cyc[16], ci[16], range[40];
         rqb_fmt_param(p, sizeof p, w->param);
         if (w->s.n == 0) {
-            fprintf(f, "  %-7s %-48s %6s %10s %-5s %21s %6s %4s %9s  %s\n", w->impl, w->name, p,
+            fprintf(f, "  %-7s %-52s %6s %10s %-5s %21s %6s %4s %9s  %s\n", w->impl, w->name, p,
                     "n/a", w->unit, "", "", "", "", w->note);
             continue;
         }
@@ -145,7 +147,7 @@ void rqb_report_text(FILE *f, const struct rqb_report *r)
         else
             snprintf(ci, sizeof ci, "-");
         snprintf(range, sizeof range, "[%s .. %s]", lo, hi);
-        fprintf(f, "  %-7s %-48s %6s %10s %-5s %21s %6s %4d %9s  %s\n", w->impl, w->name, p, med,
+        fprintf(f, "  %-7s %-52s %6s %10s %-5s %21s %6s %4d %9s  %s\n", w->impl, w->name, p, med,
                 w->unit, range, ci, w->s.n, cyc, w->note);
     }
 }

@@ -15,7 +15,7 @@
 struct rqb_row {
     char   family[16]; /* table: am, loaded, xfer, poll, splitc, rq, compare, limits */
     char   impl[12];   /* librq, limit, mpi, ucx */
-    char   name[48];
+    char   name[64];
     double param;
     char   unit[8];    /* ns, M/s, MB/s, ... */
     struct rqb_summary s;

@@ -421,7 +421,7 @@ int rqb_fam_scale(struct rqb *b)
                        strcmp(strategy, "0") == 0;
     const struct { enum op op; int asleep; const char *name, *how; } one[] = {
         {OP_REQUEST, 0, "request", "which polls"},
-        {OP_REQUEST, 1, "request, receiver asleep", "asleep until the senders are done"},
+        {OP_REQUEST, 1, "request to sleeper", "asleep until the senders are done"},
         {OP_STORE, direct, "store 8B",
          direct ? "asleep, then rq_store_sync" : "in rq_store_sync (serving them)"}};
     for (int i = 0; i < 3; i++) {
