@@ -44,9 +44,9 @@ cmd_of() {
     null) echo "apps/null 1000000 1000" ;;
     barrier) echo "apps/barrier --variant am 50000" ;;
     enum) echo "apps/enum --variant fine --delivery intr 6" ;;
-    lu) echo "apps/lu 768 32" ;;          # on rqdsm (PDQ, dedicated): issue 20
+    lu) echo "apps/lu --protocol pdq 768 32" ;;  # on rqdsm (PDQ, dedicated): issue 20
     lu-poll) echo "apps/lu --protocol poll 768 32" ;;
-    barnes) echo "apps/barnes 8000 4" ;;  # the finest grain of the three
+    barnes) echo "apps/barnes --protocol pdq 8000 4" ;;  # the finest grain of the three
     barnes-poll) echo "apps/barnes --protocol poll 8000 4" ;;
     *) echo "unknown program $1" >&2; exit 2 ;;
     esac

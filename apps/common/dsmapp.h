@@ -11,11 +11,13 @@
 #include <rq.h>
 #include <rqdsm.h>
 
-/* Take --protocol pdq|multiplexed|poll|spinlock, --threads T (protocol
- * threads, 1..1024) and --dsm-block B (coherence block bytes) from argv,
- * start rqdsm on ctx (collective) and describe the organisation in org
- * (e.g. "pdq dedicated, 2 threads, 128 B blocks").  0, or -1 after
- * printing why to stderr (rank 0). */
+/* Take --protocol auto|pdq|multiplexed|poll|spinlock, --threads T
+ * (protocol threads, 1..1024) and --dsm-block B (coherence block bytes)
+ * from argv, start rqdsm on ctx (collective) and describe the organisation
+ * in org (e.g. "pdq dedicated, 2 threads, 128 B blocks").  auto, the
+ * default, is the fastest where the job runs: pdq when every rank's
+ * protocol threads have CPUs of their own, else poll (the same choice on
+ * every rank).  0, or -1 after printing why to stderr (rank 0). */
 int rqa_dsm_start(rq_ctx_t *ctx, int *argc, char **argv, rqdsm_t **dsm, char *org,
                   size_t orgn);
 
