@@ -1,6 +1,6 @@
 /* paper.c - the seeds' own figure for each rqbench row that has an
  * analog, so that every family's output puts the paper's number beside
- * librq's (docs/benchmarks.md has the side-by-side tables and what
+ * librq's (docs/benchmarks-log.md has the side-by-side tables and what
  * differs).  Rows whose note already cites the paper keep their note. */
 #include <stdio.h>
 #include <string.h>
