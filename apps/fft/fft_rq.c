@@ -4,9 +4,9 @@
  * the segment, grouped by source; --variant (or RQAPP_VARIANT):
  *
  *   store  one 16-byte signaling store (rq_store) per point: "FFT using
- *          small transfers" (default of the fft program)
+ *          small transfers"
  *   bulk   the points for one rank packed, one rq_store per rank: "FFT
- *          using bulk transfers" (default of the fftb program)
+ *          using bulk transfers"; the default (the fastest)
  *
  * and the receiver waits for exactly its bytes (rq_store_sync).
  * RQ_GAS_STRATEGY (direct, np, proc) decides who moves the data.
@@ -25,7 +25,7 @@
 #include "placement.h"
 
 #ifndef FFT_DEFAULT_VARIANT
-#define FFT_DEFAULT_VARIANT "store"
+#define FFT_DEFAULT_VARIANT "bulk"
 #define FFT_PROGRAM "fft"
 #endif
 

@@ -8,9 +8,8 @@
  *
  *   store  one signaling store (rq_store, 4 bytes) per key; the receiver
  *          waits for exactly its bytes (rq_store_sync): the Split-C sample
- *          (default of the sample program)
  *   bulk   keys grouped by destination, one rq_store per destination:
- *          the Split-C sampleb (default of the sampleb program)
+ *          the Split-C sampleb; the default (the fastest)
  *   am     one active message per key, appended by the handler at the
  *          receiver (the paper's "atomic remote push")
  *
@@ -32,7 +31,7 @@
 #include "placement.h"
 
 #ifndef SX_DEFAULT_VARIANT
-#define SX_DEFAULT_VARIANT "store"
+#define SX_DEFAULT_VARIANT "bulk"
 #define SX_PROGRAM "sample"
 #endif
 #define SX_OVERSAMPLE 64u
