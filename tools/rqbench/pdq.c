@@ -1,30 +1,40 @@
-/* pdq.c - rqbench pdq: the parallel dispatch queue beside locks in the
- * handler, on the fetch-and-add protocol of the PDQ paper's code example
- * (Falsafi & Wood, Figure 2 (left): a table of counters keyed by address).
- * Figure 2 measures nothing; the paper's measurements (Figures 7-11) are
- * DSM applications under the Stache protocol, not this micro-benchmark.
+/* pdq.c - rqbench pdq: what parallel dispatch buys, measured the way the
+ * PDQ paper argues it (Falsafi & Wood): handlers that keep a processor
+ * busy for a given time (the occupancy), run on 1, 2, 4, 8, 16 threads
+ * (up to the CPUs), serialized per key by the queue, on the fetch-and-add
+ * protocol of the paper's Figure 2 code example (a table of counters keyed
+ * by address).  Every handler adds to its key's counter and then works on
+ * its key's 64 B of state for the occupancy (0, 250 ns, 1 us, 4 us, timed
+ * with the clock), so the figure is the handler's work plus what the
+ * queue costs around it.
  *
- * Rank 0 queues N messages to itself, each naming one of NKEYS counters
- * (uniform, Zipf(0.99) or a single hot key), behind a RQ_KEY_SEQUENTIAL
- * gate message whose handler sleeps until they are all in, then opens the
- * gate: the figure is dispatch plus handler, from the first handler's
- * start to the last one's end (the network's part is the same for all and
- * not timed).  The PDQ stays open through a configuration's repetitions
- * (threads created per repetition would start on their parent's CPU and
- * share it for milliseconds).  For (a) the messages wait in the virtual
- * buffer until rq_poll runs them.  The handler adds to its counter and read-modify-writes `touch`
- * bytes of its key's state (64 B; the occupancy sweep goes to 4 KiB).
- *   (a) one thread    AM handlers run by rq_poll on the application thread;
- *   (b) spinlock      a DEDICATED PDQ of T threads, every message
- *                     RQ_KEY_NOSYNC, the handler takes its key's spinlock
- *                     (test-and-test-and-set, backoff, yield after 1024
- *                     pauses);
+ * Two shapes:
+ *   backlog  rank 0 queues n messages to itself behind a RQ_KEY_SEQUENTIAL
+ *            gate message whose handler sleeps until they are all in, then
+ *            opens the gate: T threads drain the backlog with no sender
+ *            competing for the CPUs (the shape 2 cores can measure).  The
+ *            figure runs from the first handler's start to the last one's
+ *            end.  Beside each PDQ figure: the speedup over one PDQ thread
+ *            and the ideal min(T, the parallelism the keys allow: n / the
+ *            messages of the most frequent key).
+ *   stream   rank 1 sends n keyed messages to rank 0, whose application
+ *            thread either runs them with rq_poll (active-message
+ *            handlers) or sleeps while a dedicated PDQ of T threads takes
+ *            them in and runs them: the receive path's cost per message.
+ * Variants:
+ *   (a) one thread    AM handlers run by rq_poll on the application thread
+ *                     (backlog: the messages wait in the virtual buffer);
+ *   (b) spinlock      a dedicated PDQ, every message RQ_KEY_NOSYNC, the
+ *                     handler takes its key's spinlock (test-and-test-and-
+ *                     set, backoff, yield after 1024 pauses): 0 ns only;
  *   (c) PDQ           the same PDQ, the key is the counter: no lock.
- * Besides throughput, the CPU the process used while the messages ran,
- * in cores (getrusage over the wall time): the single-hot-key case must
- * stay near one core with the PDQ (no thread busy-waits) where spinning
- * threads burn T.  The PDQ threads may run on every CPU (rank 0's pin is
- * widened while they start); the other ranks sleep meanwhile. */
+ * Besides throughput, the CPU the process used while the messages ran, in
+ * cores (getrusage over the wall time): the single hot key must stay near
+ * one core with the PDQ (no thread busy-waits) where spinning threads burn
+ * T.  The PDQ stays open through a configuration's repetitions (threads
+ * created per repetition would start on their parent's CPU and share it
+ * for milliseconds), and its threads may run on every CPU (rank 0's pin
+ * is widened while they start); other ranks sleep meanwhile. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <sched.h>
@@ -39,16 +49,17 @@
 #include "bench.h"
 
 enum { H_FAA = 70, H_GATE = 71, QID = 6, AUXQ = 7 };
-enum { NKEYS = 1024, MAX_STATE = 4096 };
+enum { NKEYS = 1024, STATE_WORDS = 8 };
 enum { V_POLL, V_SPIN, V_PDQ };
 enum { D_UNIFORM, D_ZIPF, D_HOT, D_COUNT };
+enum { S_BACKLOG, S_STREAM };
 
 struct spin { _Alignas(64) _Atomic int held; };
 
-static uint64_t *state;        /* NKEYS x MAX_STATE bytes; word 0 = the counter */
+static uint64_t *state;      /* NKEYS x 64 B; word 0 = the counter */
 static struct spin locks[NKEYS];
-static uint32_t *keys;         /* the key of message i */
-static size_t touch_words = 8; /* words of state a handler touches */
+static uint32_t *keys;       /* the key of message i */
+static uint64_t occ_ns;      /* handler occupancy */
 static int use_lock;
 
 static void spin_lock(struct spin *l)
@@ -73,7 +84,7 @@ static void spin_unlock(struct spin *l) { atomic_store_explicit(&l->held, 0, mem
 /* Per-thread completion counts: one shared counter would bounce its line
  * between the cores on every message and cap every variant at 1 / L. */
 enum { MAX_SLOTS = 64 };
-struct slot { _Alignas(64) _Atomic uint64_t done; };
+struct slot { _Alignas(64) _Atomic uint64_t done, t_last; /* t_last: with an occupancy */ };
 static struct slot slots[MAX_SLOTS];
 static _Atomic unsigned nslots;
 static _Atomic uint64_t t_first, round_no;
@@ -94,12 +105,17 @@ static void on_faa(rq_ctx_t *c, const rq_msg_t *m, void *a)
     }
     if (use_lock)
         spin_lock(&locks[k]);
-    uint64_t *s = state + k * (MAX_STATE / 8);
+    uint64_t *s = state + k * STATE_WORDS;
     s[0] += m->args[1];
-    for (size_t i = 1; i < touch_words; i++)
-        s[i] = s[i] * 3 + 1;
+    uint64_t t0 = occ_ns != 0 ? rqb_now_ns() : 0, t = t0;
+    do
+        for (size_t i = 1; i < STATE_WORDS; i++)
+            s[i] = s[i] * 3 + 1;
+    while (occ_ns != 0 && (t = rqb_now_ns()) - t0 < occ_ns);
     if (use_lock)
         spin_unlock(&locks[k]);
+    if (occ_ns != 0) /* the handler's end, exact (the clock is read anyway) */
+        atomic_store_explicit(&slots[my_slot].t_last, t, memory_order_relaxed);
     atomic_fetch_add_explicit(&slots[my_slot].done, 1, memory_order_release);
 }
 
@@ -109,6 +125,16 @@ static uint64_t done_total(void)
     for (unsigned i = 0; i < MAX_SLOTS; i++)
         n += atomic_load_explicit(&slots[i].done, memory_order_acquire);
     return n;
+}
+
+static void reset_round(void)
+{
+    for (unsigned i = 0; i < MAX_SLOTS; i++) {
+        atomic_store(&slots[i].done, 0);
+        atomic_store(&slots[i].t_last, 0);
+    }
+    atomic_store(&t_first, 0);
+    atomic_fetch_add(&round_no, 1);
 }
 
 /* ---- key streams ---------------------------------------------------- */
@@ -121,12 +147,16 @@ static uint64_t xorshift(uint64_t *s)
     return *s;
 }
 
-static void make_keys(int dist, size_t n)
+/* Fill keys[0..n); returns the parallelism the stream allows: n / the
+ * count of its most frequent key. */
+static double make_keys(int dist, size_t n)
 {
     static double cdf[NKEYS];
+    static uint32_t count[NKEYS];
     double h = 0;
     for (unsigned k = 0; k < NKEYS; k++)
         cdf[k] = h += 1.0 / pow(k + 1, 0.99);
+    memset(count, 0, sizeof count);
     uint64_t s = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < n; i++) {
         uint64_t r = xorshift(&s);
@@ -147,19 +177,24 @@ static void make_keys(int dist, size_t n)
         } else {
             keys[i] = 0;
         }
+        count[keys[i]]++;
     }
+    uint32_t most = 1;
+    for (unsigned k = 0; k < NKEYS; k++)
+        most = count[k] > most ? count[k] : most;
+    return (double)n / most;
 }
 
 /* ---- one repetition ---------------------------------------------------- */
 
 struct cfg {
-    int      variant, dist;
+    int      shape, variant, dist;
     unsigned threads;
-    size_t   n, touch;
+    size_t   n;
     double   cores[RQB_MAX_SAMPLES]; /* per repetition, rank 0 */
     int      ncores;
-    int      bad; /* a counter total came out wrong */
-    rq_pdq_t *pdq; /* variants (b) and (c): open for all repetitions */
+    int      bad;    /* a counter total came out wrong */
+    rq_pdq_t *pdq;   /* variants (b) and (c): open for all repetitions */
 };
 
 static double cpu_s(void)
@@ -203,79 +238,113 @@ static void on_gate(rq_ctx_t *c, const rq_msg_t *m, void *a)
         nap(10000);
 }
 
-static double rank0_run(struct rqb *b, struct cfg *c)
+static uint64_t counters_sum(void)
+{
+    uint64_t s = 0;
+    for (unsigned k = 0; k < NKEYS; k++)
+        s += state[k * STATE_WORDS];
+    return s;
+}
+
+/* Send message i of the stream to dst (rank 0). */
+static int send_one(rq_ctx_t *ctx, const struct cfg *c, size_t i)
+{
+    uint64_t a[2] = {keys[i], 1};
+    if (c->variant == V_POLL)
+        return rq_request(ctx, 0, H_FAA, a, 2, NULL, 0, 0);
+    return rq_pdq_enqueue(ctx, 0, QID, c->variant == V_PDQ ? keys[i] : RQ_KEY_NOSYNC, H_FAA, a,
+                          2, NULL, 0, 0);
+}
+
+/* Rank 0: wait until every message ran (polling for (a), else napping so
+ * the PDQ's threads have the CPUs); returns the end time. */
+static uint64_t wait_all(rq_ctx_t *ctx, const struct cfg *c)
+{
+    if (c->pdq == NULL) {
+        while (done_total() < c->n)
+            rq_poll(ctx);
+        return rqb_now_ns();
+    }
+    /* Few wake-ups (each one steals a CPU from the threads measured); with
+     * no occupancy the end is placed between the last two looks: +-50 us,
+     * under 1% of a quick run; with one, handlers record their end. */
+    uint64_t last_look = rqb_now_ns();
+    while (done_total() < c->n) {
+        last_look = rqb_now_ns();
+        nap(100000);
+    }
+    uint64_t seen = rqb_now_ns(), first = atomic_load(&t_first);
+    if (occ_ns != 0) { /* the handlers' own end times */
+        uint64_t last = 0;
+        for (unsigned i = 0; i < MAX_SLOTS; i++) {
+            uint64_t t = atomic_load_explicit(&slots[i].t_last, memory_order_relaxed);
+            last = t > last ? t : last;
+        }
+        if (last != 0)
+            return last;
+    }
+    uint64_t lo = first > last_look ? first : last_look; /* it ended in [lo, seen] */
+    return lo + (seen - lo) / 2;
+}
+
+/* Rank 0's part of a repetition; Mmsg/s from the first handler's start to
+ * the last one's end. */
+static double rank0_run(struct rqb *b, struct cfg *c, volatile uint64_t *go, uint64_t round)
 {
     rq_ctx_t *ctx = b->ctx;
-    uint64_t before = 0;
-    for (unsigned k = 0; k < NKEYS; k++)
-        before += state[k * (MAX_STATE / 8)];
-    if (c->pdq != NULL) {
-        atomic_store(&gate_in, 0);
-        atomic_store(&gate_open, 0);
-        if (rq_pdq_enqueue(ctx, 0, QID, RQ_KEY_SEQUENTIAL, H_GATE, NULL, 0, NULL, 0, 0) != 0)
-            return NAN;
-        while (!atomic_load(&gate_in))
-            nap(10000);
-    }
-    for (size_t i = 0; i < c->n; i++) {
-        uint64_t a[2] = {keys[i], 1};
-        int rc = c->variant == V_POLL ? rq_request(ctx, 0, H_FAA, a, 2, NULL, 0, 0)
-                 : rq_pdq_enqueue(ctx, 0, QID, c->variant == V_PDQ ? keys[i] : RQ_KEY_NOSYNC,
-                                  H_FAA, a, 2, NULL, 0, 0);
-        if (rc != 0)
-            return NAN;
-    }
-    rq_msg_t v;
-    rq_peek(ctx, AUXQ, &v); /* the lanes' packets into the buffer / the PDQ */
-    for (unsigned i = 0; i < MAX_SLOTS; i++)
-        atomic_store(&slots[i].done, 0);
-    atomic_store(&t_first, 0);
-    atomic_fetch_add(&round_no, 1);
-    const uint64_t due = c->n;
-    touch_words = c->touch / 8;
+    uint64_t before = counters_sum();
     use_lock = c->variant == V_SPIN;
-    double cpu0 = cpu_s();
-    uint64_t w0 = rqb_now_ns(), t_end;
-    if (c->pdq == NULL) {
-        while (done_total() < due)
-            rq_poll(ctx);
-        t_end = rqb_now_ns();
-    } else {
-        atomic_store(&gate_open, 1);
-        /* Few wake-ups (each one steals a CPU from the threads measured);
-         * the end is placed between the last two looks: +-50 us, < 0.5%
-         * of a 100k-message run. */
-        uint64_t last_look = rqb_now_ns();
-        while (done_total() < due) {
-            last_look = rqb_now_ns();
-            nap(100000);
+    if (c->shape == S_BACKLOG) {
+        if (c->pdq != NULL) {
+            atomic_store(&gate_in, 0);
+            atomic_store(&gate_open, 0);
+            if (rq_pdq_enqueue(ctx, 0, QID, RQ_KEY_SEQUENTIAL, H_GATE, NULL, 0, NULL, 0, 0) != 0)
+                return NAN;
+            while (!atomic_load(&gate_in))
+                nap(10000);
         }
-        uint64_t seen = rqb_now_ns(), first = atomic_load(&t_first);
-        uint64_t lo = first > last_look ? first : last_look; /* it ended in [lo, seen] */
-        t_end = lo + (seen - lo) / 2;
+        for (size_t i = 0; i < c->n; i++)
+            if (send_one(ctx, c, i) != 0)
+                return NAN;
+        rq_msg_t v;
+        rq_peek(ctx, AUXQ, &v); /* the lanes' packets into the buffer / the PDQ */
     }
+    reset_round();
+    double cpu0 = cpu_s();
+    uint64_t w0 = rqb_now_ns();
+    if (c->shape == S_BACKLOG) {
+        if (c->pdq != NULL)
+            atomic_store(&gate_open, 1);
+    } else {
+        __atomic_store_n(go, round, __ATOMIC_RELEASE); /* rank 1 sends */
+    }
+    uint64_t t_end = wait_all(ctx, c);
     if (c->ncores < RQB_MAX_SAMPLES)
         c->cores[c->ncores++] = (cpu_s() - cpu0) / ((double)(t_end - w0) * 1e-9);
-    uint64_t after = 0;
-    for (unsigned k = 0; k < NKEYS; k++)
-        after += state[k * (MAX_STATE / 8)];
-    if (after - before != c->n)
+    if (counters_sum() - before != c->n)
         c->bad = 1;
     uint64_t t0 = atomic_load(&t_first), span = t_end > t0 ? t_end - t0 : 0;
-    return span != 0 ? (double)c->n / (double)span * 1e3 : NAN; /* Mmsg/s */
+    return span != 0 ? (double)c->n / (double)span * 1e3 : NAN;
 }
 
 static double run(struct rqb *b, void *arg)
 {
     struct cfg *c = arg;
-    volatile uint64_t *phase = rqb_flag(b, 3);
+    volatile uint64_t *phase = rqb_flag(b, 3), *go = rqb_flag(b, 4);
     static uint64_t round;
     double r = 0;
     rq_barrier(b->ctx);
     round++;
     if (b->me == 0) {
-        r = rank0_run(b, c);
+        r = rank0_run(b, c, go, round);
         __atomic_store_n(phase, round, __ATOMIC_RELEASE);
+    } else if (b->me == 1 && c->shape == S_STREAM) {
+        rqb_spin_until(go, round);
+        for (size_t i = 0; i < c->n; i++)
+            if (send_one(b->ctx, c, i) != 0)
+                break;
+        while (__atomic_load_n(phase, __ATOMIC_ACQUIRE) < round)
+            nap(100000);
     } else {
         while (__atomic_load_n(phase, __ATOMIC_ACQUIRE) < round)
             nap(1000000); /* off the CPUs the PDQ threads run on */
@@ -283,22 +352,22 @@ static double run(struct rqb *b, void *arg)
     return rqb_from(b, 0, r);
 }
 
-static const char *const dist_name[D_COUNT] = {"uniform", "Zipf(0.99)", "single hot key"};
-static const char *const var_name[] = {"(a) one thread, rq_poll", "(b) spinlock in handler",
-                                       "(c) PDQ, keyed"};
+static const char *const dist_name[D_COUNT] = {"uniform", "Zipf(0.99)", "hot key"};
+static const char *const var_name[] = {"(a) rq_poll", "(b) spinlock", "(c) PDQ"};
 
 /* Measure one configuration; rows for throughput and cores.  Returns the
  * median throughput. */
 static double measure(struct rqb *b, struct cfg *c)
 {
     char name[160], note[160];
-    snprintf(name, sizeof name, "%s, %zu B: %s", dist_name[c->dist], c->touch,
-             var_name[c->variant]);
+    if (c->shape == S_BACKLOG)
+        snprintf(name, sizeof name, "backlog %llu ns, %s: %s", (unsigned long long)occ_ns,
+                 dist_name[c->dist], var_name[c->variant]);
+    else
+        snprintf(name, sizeof name, "stream, %s: %s", dist_name[c->dist], var_name[c->variant]);
     c->ncores = 0;
     c->bad = 0;
     c->pdq = NULL;
-    /* The PDQ's threads live through every repetition, so the scheduler
-     * has spread them over the CPUs by the timed ones. */
     int failed = 0;
     if (c->variant != V_POLL && b->me == 0) {
         rq_pdq_attr_t at = {c->threads, RQ_PDQ_DEDICATED, 0};
@@ -326,18 +395,77 @@ static double measure(struct rqb *b, struct cfg *c)
     return s.median;
 }
 
+/* Thread counts 1, 2, 4, 8, 16 up to the CPUs. */
+static int thread_counts(const struct rqb *b, unsigned *ts)
+{
+    int cpus = get_nprocs(), n = 0;
+    for (unsigned t = 1; t <= 16 && (int)t <= cpus; t *= 2)
+        ts[n++] = t;
+    if (b->o.smoke && n > 2)
+        n = 2;
+    return n;
+}
+
+/* The backlog shape at one occupancy: (a), then the PDQ at each thread
+ * count with its speedup over one thread beside the ideal; (b) at 0 ns. */
+static void backlog_rows(struct rqb *b, size_t n, int dist, const unsigned *ts, int nt)
+{
+    double par = make_keys(dist, n);
+    struct cfg c = {.shape = S_BACKLOG, .variant = V_POLL, .dist = dist, .threads = 1, .n = n};
+    double poll = measure(b, &c), one = NAN;
+    for (int i = 0; i < nt; i++) {
+        c.threads = ts[i];
+        if (occ_ns == 0) {
+            c.variant = V_SPIN;
+            measure(b, &c);
+        }
+        c.variant = V_PDQ;
+        double r = measure(b, &c);
+        char name[96], note[128];
+        if (ts[i] == 1) {
+            one = r;
+            snprintf(name, sizeof name, "backlog %llu ns, %s: PDQ 1 / rq_poll",
+                     (unsigned long long)occ_ns, dist_name[dist]);
+            rqb_row_derived(b, name, 1, "x", one / poll, "same run: the queue's cost at 1 thread");
+            continue;
+        }
+        double ideal = (double)ts[i] < par ? (double)ts[i] : par;
+        snprintf(name, sizeof name, "backlog %llu ns, %s: PDQ speedup", (unsigned long long)occ_ns,
+                 dist_name[dist]);
+        snprintf(note, sizeof note, "over 1 PDQ thread, same run; ideal %.2f (min(T, %.1f: the keys' parallelism))",
+                 ideal, par);
+        rqb_row_derived(b, name, ts[i], "x", r / one, note);
+    }
+}
+
+static void stream_rows(struct rqb *b, size_t n, const unsigned *ts, int nt)
+{
+    make_keys(D_UNIFORM, n);
+    struct cfg c = {.shape = S_STREAM, .variant = V_POLL, .dist = D_UNIFORM, .threads = 1, .n = n};
+    double poll = measure(b, &c);
+    for (int i = 0; i < nt; i++) {
+        c.variant = V_PDQ;
+        c.threads = ts[i];
+        double r = measure(b, &c);
+        char name[96];
+        snprintf(name, sizeof name, "stream, uniform: PDQ / rq_poll");
+        rqb_row_derived(b, name, ts[i], "x", r / poll,
+                        "same run; rank 1 sends, rank 0's PDQ (T threads) or rq_poll runs them");
+    }
+}
+
 int rqb_fam_pdq(struct rqb *b)
 {
-    const size_t n = b->o.smoke ? 2000 : b->o.quick ? 20000 : 100000;
-    state = aligned_alloc(64, (size_t)NKEYS * MAX_STATE);
-    keys = malloc(n * sizeof *keys);
+    const size_t nmax = b->o.smoke ? 2000 : b->o.quick ? 20000 : 100000;
+    state = aligned_alloc(64, (size_t)NKEYS * STATE_WORDS * 8);
+    keys = malloc(nmax * sizeof *keys);
     if (state == NULL || keys == NULL) {
         free(state);
         free(keys);
         rqb_row_na(b, "pdq", NAN, "Mmsg/s", "out of memory");
         return 0;
     }
-    memset(state, 0, (size_t)NKEYS * MAX_STATE);
+    memset(state, 0, (size_t)NKEYS * STATE_WORDS * 8);
     rq_handler_register(b->ctx, H_FAA, on_faa, NULL, 0);
     rq_handler_register(b->ctx, H_GATE, on_gate, NULL, 0);
     rq_queue_open(b->ctx, AUXQ);
@@ -347,46 +475,25 @@ int rqb_fam_pdq(struct rqb *b)
                         "the physical limit between ranks 0 and 1, this run");
         rqb_pdq_round_trips(b);
     }
-    static const unsigned tfull[] = {1, 2, 4}, tsmoke[] = {1, 2};
-    const unsigned *ts = b->o.smoke ? tsmoke : tfull;
-    const int nt = b->o.smoke ? 2 : 3;
+    unsigned ts[8];
+    const int nt = thread_counts(b, ts);
 
-    /* Key distributions, 64 B of state per key. */
-    for (int d = 0; d < D_COUNT; d++) {
-        make_keys(d, n);
-        struct cfg c = {.variant = V_POLL, .dist = d, .threads = 1, .n = n, .touch = 64};
-        measure(b, &c);
-        double spin2 = NAN, pdq2 = NAN;
-        for (int i = 0; i < nt; i++) {
-            c.threads = ts[i];
-            c.variant = V_SPIN;
-            double sp = measure(b, &c);
-            c.variant = V_PDQ;
-            double pq = measure(b, &c);
-            if (ts[i] == 2)
-                spin2 = sp, pdq2 = pq;
-        }
-        char name[96];
-        snprintf(name, sizeof name, "%s: PDQ / spinlock, 2 threads", dist_name[d]);
-        rqb_row_derived(b, name, 2, "x", pdq2 / spin2, "same run; > 1: the PDQ is faster");
-    }
-
-    /* Handler occupancy: 64 B .. 4 KiB of per-key state, Zipf keys, 2 threads. */
-    static const size_t occ_full[] = {64, 256, 1024, 4096}, occ_smoke[] = {64, 4096};
-    const size_t *occ = b->o.smoke ? occ_smoke : occ_full;
+    /* Occupancy 0, 250 ns, 1 us, 4 us; each repetition about the same
+     * length (n shrinks as the handlers grow). */
+    static const uint64_t occ_full[] = {0, 250, 1000, 4000}, occ_smoke[] = {0, 1000};
+    const uint64_t *occ = b->o.smoke ? occ_smoke : occ_full;
     const int nocc = b->o.smoke ? 2 : 4;
-    make_keys(D_ZIPF, n);
-    for (int i = 0; i < nocc; i++) {
-        struct cfg c = {.variant = V_POLL, .dist = D_ZIPF, .threads = 2, .n = n, .touch = occ[i]};
-        measure(b, &c);
-        c.variant = V_SPIN;
-        double sp = measure(b, &c);
-        c.variant = V_PDQ;
-        double pq = measure(b, &c);
-        char name[96];
-        snprintf(name, sizeof name, "occupancy %zu B: PDQ / spinlock, 2 threads", occ[i]);
-        rqb_row_derived(b, name, 2, "x", pq / sp, "Zipf(0.99) keys, same run");
+    for (int o = 0; o < nocc; o++) {
+        occ_ns = occ[o];
+        size_t n = nmax;
+        if (occ_ns != 0 && n > (b->o.quick ? 20000000u : 80000000u) / occ_ns)
+            n = (b->o.quick ? 20000000u : 80000000u) / occ_ns;
+        for (int d = 0; d < D_COUNT; d++)
+            backlog_rows(b, n, d, ts, nt);
     }
+    occ_ns = 0;
+    if (b->np >= 2)
+        stream_rows(b, nmax, ts, nt);
     free(state);
     free(keys);
     state = NULL;
