@@ -2,67 +2,77 @@
  * several threads, serialized per synchronization key by the queue, so no
  * handler locks or busy-waits.
  *
- * STRUCTURE
- *   Messages for the PDQ's queue id are copied out of the lanes by the
- *   intake (rqi_pdq_push, called by whoever owns the context: a polling
- *   application thread, an idle PDQ thread that takes the context lock, or
- *   the progress thread woken by a doorbell) into `waiting`, a list in
- *   arrival order.  Dispatch scans at most `window` entries from its head
- *   and takes the first that may run:
- *     RQ_KEY_NOSYNC      always;
- *     RQ_KEY_SEQUENTIAL  only at the head with nothing running; then
- *                        nothing else is dispatched until it completes;
- *                        the scan never passes it (later messages wait);
- *     any other key      when no handler with that key runs (`busy`).
- *   A skipped message keeps its place, so per-key order is arrival order
- *   (an earlier message of a key is always found before a later one).
- *   The thread that takes a keyed message also takes the run of that
- *   key's messages right behind it (up to PDQ_BATCH) and runs them in
- *   order: nobody else could run them meanwhile, and a hot key then costs
- *   one dispatch per batch.  Other keys are never batched, so a handler
- *   that waits for another key's message cannot hold it back.
- *   Dispatched entries move to `running` until their batch completes.
- *   Direct dispatch skips all of it for a small message that comes up
- *   while nothing waits and its key is free: the PDQ thread or helper
- *   that takes it in runs it at once from a copy on its stack (see
- *   direct_run).
+ * STRUCTURE (a message's way)
+ *   arrival    A message for the PDQ's queue id is copied out of its lane
+ *              into an entry (rqi_pdq_push, by whoever owns the context:
+ *              a polling application thread, an idle PDQ thread or helper
+ *              that takes the context by trylock (pump), or the progress
+ *              thread woken by a doorbell) and appended to `backlog`, a
+ *              FIFO in arrival order.  A PDQ thread taking packets in
+ *              admits them at once when nothing is in the backlog (below),
+ *              into its own ready ring.
+ *   admission  Entries leave the backlog in arrival order, at most
+ *              `window` admitted and not yet started at any time (the
+ *              window: a key busy past it holds back only what is beyond).
+ *              A keyed entry whose key is free claims the key in the key
+ *              table and is ready; one whose key is busy is appended to
+ *              the running entry's `pend` list and waits there; NOSYNC
+ *              entries are ready at once.  Ready entries go to the
+ *              admitting thread's ring (a helper runs its one at once).
+ *              RQ_KEY_SEQUENTIAL stops admission: it is admitted when
+ *              everything admitted before it has completed, runs alone,
+ *              and admission resumes when it returns.
+ *   run        A thread pops its own ring (or steals from another's: a
+ *              ready entry never waits behind a handler that blocks), runs
+ *              the handler, then hands the key to the next pending entry
+ *              of that key and runs it itself (the thread that finishes a
+ *              key runs its next message), or frees the key.
+ *   direct     A small packet taken in while the PDQ is idle (nothing in
+ *              the backlog or the thread's ring) runs from a copy on the
+ *              finding thread's stack, never queued (direct_run).
+ *   Per-key order is arrival order: admission is in arrival order under
+ *   in_lk, and a key's entries wait in its running entry's `pend` FIFO.
+ *   No lock is taken per message by all threads: the key table has a lock
+ *   per bucket (4096 of them), the rings one line per thread, the
+ *   counters a slot per thread; in_lk is taken once per batch admitted
+ *   (up to PDQ_BATCH entries) and once per arrival by the intake thread.
  *
  * WHO WRITES WHAT (memory ordering)
- *   Every field below `lk` is read and written under `lk` (a spinlock:
- *   its exchange acquires and its unlocking store releases), including the entries'
- *   links, `busy`, the counters and `stop`; handlers run outside it, on an
- *   entry no other thread touches while it is in `running`.
- *   No lost wakeup: a push signals `work` when a thread sleeps with no
- *   deadline, unless the pusher is a thread that takes packets in to
- *   dispatch them itself next (pump_for: it dispatches, signals when a
- *   second entry may run, and a helper signals on leaving entries
- *   behind); a completing thread dispatches again itself.  A thread that
- *   found nothing looks once more under lk right before it sleeps, and
- *   takes mu before letting lk go.  A multiplexed thread sleeping until a
- *   helper's deadline is not signalled for pushes: helpers take the work,
- *   and the thread looks itself at the deadline.
+ *   in_lk (spinlock: exchange acquires, unlocking store releases) guards
+ *     the backlog, `admitted`, `arrived[]`, `epoch`, `seq_running`,
+ *     `started_seen`, `bytes`, the free list.  nbacklog mirrors the
+ *     backlog's length: written under in_lk (seq_cst), read without it as
+ *     a hint and by the sleep protocol.
+ *   buckets[b].lk guards bucket b's chain (one running entry per busy key
+ *     hashing to b) and those entries' `pend` lists.
+ *   ring r (thread r's ready entries): only thread r pushes (slot store
+ *     relaxed, then tail store release); anyone pops by CAS on head
+ *     (acq_rel) after loading tail (acquire) and the slot, so a popper
+ *     sees the entry as its pusher wrote it.  A slot is rewritten only
+ *     after head passed it, so a stale read fails its CAS.
+ *   slots[i].started / done[2]: entries started / completed by thread i
+ *     (PDQ threads own theirs and store; helpers share the extra slots
+ *     and add).  done is stored with release after the handler returned,
+ *     read with acquire by drain and by admission's SEQUENTIAL check, so
+ *     a drainer sees the handlers' effects.
  *   last_help_ns  stored relaxed by helpers, read relaxed by PDQ threads
- *                 (when to fall back, when to sleep): a heuristic clock,
- *                 no data rides on it.
+ *     (when to fall back, when to sleep): a heuristic clock.
+ *   Sleep (mu/work): a sleeper takes mu, adds itself to `sleepers`
+ *     (seq_cst), then looks for work (backlog admissible under in_lk, a
+ *     ring not empty) and waits on `work` only if there is none; a thread
+ *     that makes work for others adds it (seq_cst), then loads `sleepers`
+ *     and signals under mu.  One of the two sees the other.
  *   area->pdq_idle (job segment)  bit qid is set (seq_cst RMW) when the
- *                 last awake PDQ thread goes to sleep with no deadline,
- *                 cleared when one wakes (a multiplexed thread sleeping
- *                 until a helper's deadline leaves it clear: helpers take
- *                 packets in, and the thread does at the deadline).  A
- *                 sender publishes its packet (release), then
- *                 issues a seq_cst fence and loads the bit; the sleeper
- *                 sets the bit, then loads the lanes' tails and heads
- *                 (seq_cst RMW before them).  One of the two sees the
- *                 other, so either the sender or the sleeper rings
- *                 RQI_BELL_PDQ and the progress thread takes the packet
- *                 in (waking a PDQ thread through `work`).
+ *     last awake PDQ thread goes to sleep with no deadline, cleared when
+ *     one wakes.  A sender publishes its packet (release), issues a
+ *     seq_cst fence and loads the bit; the sleeper sets the bit, then
+ *     loads the lanes' tails and heads.  One of the two sees the other,
+ *     so either the sender or the sleeper rings RQI_BELL_PDQ and the
+ *     progress thread takes the packet in (waking a PDQ thread).
  *
- *   mu/work  a mutex and condition variable used only to sleep: a sleeper
- *            takes mu before it lets lk go; a waker signals under lk,
- *            then mu.
- *
- * LOCK ORDER  context lock (core/mt.h) -> lk -> mu.  A thread holding lk
- * never takes the context lock, and handlers run holding none.
+ * LOCK ORDER  context lock (core/mt.h) -> in_lk -> bucket lock; mu ->
+ * in_lk (a sleeper's last look).  Nobody takes mu holding in_lk, and
+ * handlers run holding none.
  */
 #define _GNU_SOURCE
 #include "pdq/pdq.h"
@@ -79,67 +89,129 @@
 #include "am/am.h"
 #include "core/sys.h"
 #include "deliver/deliver.h"
-#include "pdq/keyset.h"
 
-
-/* The PDQ whose thread (a PDQ thread or a helper) is taking packets in
- * to run them itself: its pushes need not wake a sleeper (pump_for). */
-static _Thread_local struct rq_pdq *pumping __attribute__((tls_model("initial-exec")));
-
-#define PDQ_MAX_THREADS 1024u
-#define PDQ_SMALL_BYTES 256u /* entries up to this size are recycled */
-#define PDQ_FREE_MAX    4096u
-#define PDQ_BATCH       16u  /* entries of one key dispatched at once */
-#define PDQ_IDLE_SPINS  64u  /* empty looks (~100 ns each) before yielding */
+#define PDQ_MAX_THREADS  1024u
+#define PDQ_SMALL_BYTES  256u  /* entries up to this size are recycled */
+#define PDQ_FREE_MAX     4096u
+#define PDQ_FREE_BATCH   32u   /* entries a thread frees at once */
+#define PDQ_BATCH        16u   /* entries admitted at once */
+#define PDQ_RING         64u   /* a thread's ready ring (power of two) */
+#define PDQ_BUCKETS      4096u /* key table buckets, a lock each */
+#define PDQ_EXTRA_SLOTS  8u    /* counter slots shared by helper threads */
+#define PDQ_IDLE_SPINS   64u   /* empty looks (~100 ns each) before yielding */
+#define PDQ_DIRECT_BYTES 512u  /* arguments + payload run directly */
 
 struct pdq_entry {
-    struct pdq_entry *next, *prev;
-    uint64_t          key, seq;
+    struct pdq_entry *next;       /* backlog, a key's pend list, free list */
+    struct pdq_entry *chain;      /* bucket chain (running entries) */
+    struct pdq_entry *pend, *pend_tail; /* a running entry: its key's next ones */
+    uint64_t          key;
     void             *data;
     size_t            len;
     uint32_t          src, tag;
-    uint8_t           nargs, how, small, pad_;
+    uint8_t           nargs, how, small, epoch;
     uint32_t          bytes; /* accounted size */
     _Alignas(8) uint64_t args[];
 };
 
-struct pdq_list { struct pdq_entry *head, *tail; };
+struct pdq_bucket {
+    _Atomic int       lk;
+    struct pdq_entry *chain;
+};
+
+struct pdq_ring {
+    _Alignas(64) _Atomic uint64_t head;
+    _Alignas(64) _Atomic uint64_t tail;
+    struct pdq_entry *_Atomic slot[PDQ_RING];
+};
+
+struct pdq_slot {
+    _Alignas(64) _Atomic uint64_t started, done[2];
+};
 
 struct rq_pdq {
     rq_ctx_t        *ctx;
-    unsigned         qid, nthreads, window;
+    unsigned         qid, nthreads, nslots, window;
     int              mode;
-    uint64_t         spin_ns, fallback_ns;
+    uint64_t         spin_ns, fallback_ns, gen;
     pthread_t       *threads;
-    unsigned         started;
+    unsigned         started_threads;
+    _Atomic int      stop;
     _Atomic uint64_t last_help_ns;
+    struct pdq_bucket *buckets;
+    struct pdq_ring   *rings; /* one per PDQ thread */
+    struct pdq_slot   *slots; /* PDQ threads', then PDQ_EXTRA_SLOTS shared */
 
-    _Atomic int      lk;     /* spinlock over everything below */
-    pthread_mutex_t  mu;     /* only to sleep on `work` */
-    pthread_cond_t   work;   /* PDQ threads sleep here */
-    struct pdq_list  waiting, running;
-    struct rqi_keyset busy;  /* keys of running handlers */
+    _Alignas(64) _Atomic int in_lk;
+    struct pdq_entry *bl_head, *bl_tail;
+    uint64_t         admitted, started_seen, arrived[2], bytes, limit;
+    unsigned         epoch;
     int              seq_running;
-    unsigned         nrunning, awake;
-    unsigned         idle_sleepers; /* asleep with no deadline: a push wakes them */
-    int              stop;
-    uint64_t         arrived; /* sequence numbers for rq_pdq_drain */
-    uint64_t         bytes, limit;
     struct pdq_entry *free_small;
     unsigned         nfree;
+    _Atomic uint64_t nbacklog;
+
+    _Alignas(64) pthread_mutex_t mu; /* only to sleep on `work` */
+    pthread_cond_t   work;
+    _Atomic unsigned sleepers;       /* asleep with no deadline */
+    _Atomic unsigned awake;
+    pthread_mutex_t  drain_mu;       /* one drain's epoch at a time */
 };
 
-/* The PDQ lock: critical sections are a few list operations, so waiters
- * spin (a sleeping mutex made every hand-over between two threads a
- * futex wake: 6 instead of 19 Mmsg/s); they yield now and then in case
- * the holder was preempted (more threads than cores). */
-static void q_lock(struct rq_pdq *q)
+/* The PDQ whose thread (a PDQ thread or a helper) is taking packets in to
+ * run them itself: its pushes need not wake a sleeper (pump_for). */
+static _Thread_local struct rq_pdq *pumping __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's counter slot and ring in a PDQ (PDQ threads: their
+ * own; others: a shared slot, no ring). */
+static _Thread_local struct {
+    const struct rq_pdq *q;
+    uint64_t             gen;
+    unsigned             slot;
+    int                  own; /* a PDQ thread: slot and ring are its own */
+} me __attribute__((tls_model("initial-exec")));
+static _Atomic uint64_t pdq_gen;
+
+static unsigned my_slot(struct rq_pdq *q)
+{
+    if (me.q != q || me.gen != q->gen) {
+        me.q = q;
+        me.gen = q->gen;
+        me.own = 0;
+        uintptr_t h = (uintptr_t)&me;
+        me.slot = q->nthreads + (unsigned)((h >> 6) % PDQ_EXTRA_SLOTS);
+    }
+    return me.slot;
+}
+
+static struct pdq_ring *my_ring(struct rq_pdq *q)
+{
+    return me.q == q && me.gen == q->gen && me.own ? &q->rings[me.slot] : NULL;
+}
+
+static void count_add(struct rq_pdq *q, _Atomic uint64_t *c, uint64_t n, memory_order mo)
+{
+    if (me.own && me.q == q) /* only this thread writes it */
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, mo);
+    else
+        atomic_fetch_add_explicit(c, n, mo);
+}
+
+static void count_started(struct rq_pdq *q, uint64_t n)
+{
+    count_add(q, &q->slots[my_slot(q)].started, n, memory_order_relaxed);
+}
+
+/* ---- locks ------------------------------------------------------------ */
+
+/* Critical sections are a few pointer moves, so waiters spin (backing
+ * off: every read of a held lock pulls its line from the holder) and
+ * yield now and then in case the holder was preempted. */
+static void spin_lock(_Atomic int *lk)
 {
     unsigned backoff = 1, spent = 0;
-    while (atomic_exchange_explicit(&q->lk, 1, memory_order_acquire) != 0)
-        while (atomic_load_explicit(&q->lk, memory_order_relaxed) != 0) {
-            /* Back off: every read of a held lock pulls its line away
-             * from the holder. */
+    while (atomic_exchange_explicit(lk, 1, memory_order_acquire) != 0)
+        while (atomic_load_explicit(lk, memory_order_relaxed) != 0) {
             for (unsigned i = 0; i < backoff; i++)
                 rqi_cpu_relax();
             spent += backoff;
@@ -151,9 +223,11 @@ static void q_lock(struct rq_pdq *q)
         }
 }
 
-static void q_unlock(struct rq_pdq *q) { atomic_store_explicit(&q->lk, 0, memory_order_release); }
+static void spin_unlock(_Atomic int *lk) { atomic_store_explicit(lk, 0, memory_order_release); }
 
-/* Under lk: wake one sleeping thread. */
+static void in_lock(struct rq_pdq *q) { spin_lock(&q->in_lk); }
+static void in_unlock(struct rq_pdq *q) { spin_unlock(&q->in_lk); }
+
 static void wake_one(struct rq_pdq *q)
 {
     pthread_mutex_lock(&q->mu);
@@ -161,47 +235,216 @@ static void wake_one(struct rq_pdq *q)
     pthread_mutex_unlock(&q->mu);
 }
 
-/* ---- lists ------------------------------------------------------------ */
-
-static void list_append(struct pdq_list *l, struct pdq_entry *e)
+/* Work was made for others: wake a sleeper if there is one. */
+static void wake_if_sleeping(struct rq_pdq *q)
 {
-    e->next = NULL;
-    e->prev = l->tail;
-    if (l->tail != NULL)
-        l->tail->next = e;
-    else
-        l->head = e;
-    l->tail = e;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&q->sleepers) != 0)
+        wake_one(q);
 }
 
-static void list_unlink(struct pdq_list *l, struct pdq_entry *e)
+/* ---- the key table -------------------------------------------------- */
+
+static struct pdq_bucket *bucket_of(struct rq_pdq *q, uint64_t key)
 {
-    if (e->prev != NULL)
-        e->prev->next = e->next;
-    else
-        l->head = e->next;
-    if (e->next != NULL)
-        e->next->prev = e->prev;
-    else
-        l->tail = e->prev;
+    /* Fibonacci hashing: keys are often addresses or small integers. */
+    return &q->buckets[(key * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
 }
 
-/* ---- intake ------------------------------------------------------------ */
+/* Claim e's key: 1 when it was free (e now runs for it), 0 when it is
+ * busy: e is then queued behind the key's running entry, or, without
+ * `queue`, left alone. */
+static int key_claim(struct rq_pdq *q, struct pdq_entry *e, int queue)
+{
+    struct pdq_bucket *b = bucket_of(q, e->key);
+    spin_lock(&b->lk);
+    for (struct pdq_entry *r = b->chain; r != NULL; r = r->chain)
+        if (r->key == e->key) {
+            if (!queue) {
+                spin_unlock(&b->lk);
+                return 0;
+            }
+            e->next = NULL;
+            if (r->pend_tail != NULL)
+                r->pend_tail->next = e;
+            else
+                r->pend = e;
+            r->pend_tail = e;
+            spin_unlock(&b->lk);
+            return 0;
+        }
+    e->pend = e->pend_tail = NULL;
+    e->chain = b->chain;
+    b->chain = e;
+    spin_unlock(&b->lk);
+    return 1;
+}
 
-static void entry_free(struct rq_pdq *q, struct pdq_entry *e)
+/* e (running for its key) is done: the key passes to its next pending
+ * entry, returned (the caller runs it), or is freed (NULL). */
+static struct pdq_entry *key_pass(struct rq_pdq *q, struct pdq_entry *e)
+{
+    struct pdq_bucket *b = bucket_of(q, e->key);
+    spin_lock(&b->lk);
+    struct pdq_entry **pp = &b->chain;
+    while (*pp != e)
+        pp = &(*pp)->chain;
+    struct pdq_entry *n = e->pend;
+    if (n != NULL) {
+        n->pend = n->next;
+        n->pend_tail = n->pend != NULL ? e->pend_tail : NULL;
+        n->chain = e->chain;
+        *pp = n;
+    } else {
+        *pp = e->chain;
+    }
+    spin_unlock(&b->lk);
+    return n;
+}
+
+/* ---- rings ------------------------------------------------------------ */
+
+static unsigned ring_room(const struct pdq_ring *r)
+{
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    return PDQ_RING - (unsigned)(t - atomic_load_explicit(&r->head, memory_order_acquire));
+}
+
+/* Owner only; the caller checked ring_room. */
+static void ring_push(struct pdq_ring *r, struct pdq_entry *e)
+{
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    atomic_store_explicit(&r->slot[t & (PDQ_RING - 1)], e, memory_order_relaxed);
+    atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+}
+
+static struct pdq_entry *ring_pop(struct pdq_ring *r)
+{
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    for (;;) {
+        if (h >= atomic_load_explicit(&r->tail, memory_order_acquire))
+            return NULL;
+        struct pdq_entry *e = atomic_load_explicit(&r->slot[h & (PDQ_RING - 1)], memory_order_relaxed);
+        if (atomic_compare_exchange_weak_explicit(&r->head, &h, h + 1, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return e;
+    }
+}
+
+static int ring_empty(struct pdq_ring *r)
+{
+    return atomic_load_explicit(&r->head, memory_order_acquire) >=
+           atomic_load_explicit(&r->tail, memory_order_acquire);
+}
+
+/* A ready entry of another thread's ring. */
+static struct pdq_entry *steal(struct rq_pdq *q, const struct pdq_ring *mine)
+{
+    unsigned n = q->nthreads, start = mine != NULL ? (unsigned)(mine - q->rings) + 1 : 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct pdq_ring *r = &q->rings[(start + i) % n];
+        if (r == mine || ring_empty(r))
+            continue;
+        struct pdq_entry *e = ring_pop(r);
+        if (e != NULL)
+            return e;
+    }
+    return NULL;
+}
+
+/* ---- counters ---------------------------------------------------------- */
+
+static uint64_t sum_started(const struct rq_pdq *q)
+{
+    uint64_t s = 0;
+    for (unsigned i = 0; i < q->nslots; i++)
+        s += atomic_load_explicit(&q->slots[i].started, memory_order_acquire);
+    return s;
+}
+
+static uint64_t sum_done(const struct rq_pdq *q, int epoch)
+{
+    uint64_t s = 0;
+    for (unsigned i = 0; i < q->nslots; i++) {
+        if (epoch != 1)
+            s += atomic_load_explicit(&q->slots[i].done[0], memory_order_acquire);
+        if (epoch != 0)
+            s += atomic_load_explicit(&q->slots[i].done[1], memory_order_acquire);
+    }
+    return s;
+}
+
+/* Under in_lk: room in the window (admitted entries not yet started). */
+static int window_room(struct rq_pdq *q)
+{
+    if (q->admitted - q->started_seen < q->window)
+        return 1;
+    q->started_seen = sum_started(q); /* only when the cached bound says full */
+    return q->admitted - q->started_seen < q->window;
+}
+
+/* ---- entries ------------------------------------------------------------ */
+
+struct freeb {
+    struct pdq_entry *e[PDQ_FREE_BATCH];
+    unsigned          n;
+};
+
+static void fb_flush(struct rq_pdq *q, struct freeb *f)
+{
+    if (f->n == 0)
+        return;
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < f->n; i++) {
+        bytes += f->e[i]->bytes;
+        if (f->e[i]->how == RQI_PDQ_OWN)
+            free(f->e[i]->data);
+    }
+    unsigned keep = 0;
+    in_lock(q);
+    q->bytes -= bytes;
+    for (unsigned i = 0; i < f->n; i++) {
+        struct pdq_entry *e = f->e[i];
+        if (e->small && q->nfree < PDQ_FREE_MAX) {
+            e->next = q->free_small;
+            q->free_small = e;
+            q->nfree++;
+        } else {
+            f->e[keep++] = e;
+        }
+    }
+    in_unlock(q);
+    for (unsigned i = 0; i < keep; i++)
+        free(f->e[i]);
+    f->n = 0;
+}
+
+static void fb_put(struct rq_pdq *q, struct freeb *f, struct pdq_entry *e)
 {
     if (e->how == RQI_PDQ_DIRECT)
         return; /* on its runner's stack */
-    q->bytes -= e->bytes;
-    if (e->how == RQI_PDQ_OWN)
-        free(e->data);
-    if (e->small && q->nfree < PDQ_FREE_MAX) {
-        e->next = q->free_small;
-        q->free_small = e;
-        q->nfree++;
-    } else {
-        free(e);
-    }
+    f->e[f->n++] = e;
+    if (f->n == PDQ_FREE_BATCH)
+        fb_flush(q, f);
+}
+
+/* Under in_lk: append e to the backlog. */
+static void backlog_append(struct rq_pdq *q, struct pdq_entry *e)
+{
+    e->next = NULL;
+    if (q->bl_tail != NULL)
+        q->bl_tail->next = e;
+    else
+        q->bl_head = e;
+    q->bl_tail = e;
+    atomic_fetch_add(&q->nbacklog, 1);
+}
+
+/* Under in_lk: admit e (out of the backlog or at arrival); 1 if ready. */
+static int admit_one(struct rq_pdq *q, struct pdq_entry *e)
+{
+    q->admitted++;
+    return e->key == RQ_KEY_NOSYNC || key_claim(q, e, 1);
 }
 
 /* Queue a message whose key is already split from its arguments. */
@@ -212,20 +455,25 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     size_t size = sizeof(struct pdq_entry) + 8u * nargs + inl;
     uint64_t acct = size + (how == RQI_PDQ_OWN ? len : 0);
     int small = size <= PDQ_SMALL_BYTES;
-    q_lock(q);
+    struct pdq_entry *e = NULL;
+    in_lock(q);
     if (q->limit != 0 && q->bytes + acct > q->limit) {
-        q_unlock(q);
+        in_unlock(q);
         return RQ_ENOMEM; /* RQ_VBUF_MAX: the packet waits in its lane */
     }
-    struct pdq_entry *e = NULL;
     if (small && q->free_small != NULL) {
         e = q->free_small;
         q->free_small = e->next;
         q->nfree--;
     }
-    q_unlock(q);
-    if (e == NULL && (e = malloc(small ? PDQ_SMALL_BYTES : size)) == NULL)
+    q->bytes += acct; /* reserved: returned below if the malloc fails */
+    in_unlock(q);
+    if (e == NULL && (e = malloc(small ? PDQ_SMALL_BYTES : size)) == NULL) {
+        in_lock(q);
+        q->bytes -= acct;
+        in_unlock(q);
         return RQ_ENOMEM;
+    }
     e->key = key;
     e->src = src;
     e->tag = tag;
@@ -242,15 +490,25 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     } else {
         e->data = data;
     }
-    q_lock(q);
-    e->seq = q->arrived++;
-    q->bytes += acct;
-    list_append(&q->waiting, e);
-    /* A thread that takes packets in to run them (pump_for) dispatches
-     * next itself, and wakes a sleeper if a second entry may run. */
-    if (q->idle_sleepers != 0 && pumping != q)
-        wake_one(q);
-    q_unlock(q);
+    /* A PDQ thread taking packets in admits them straight into its ring
+     * while nothing waits ahead of them. */
+    struct pdq_ring *ring = pumping == q ? my_ring(q) : NULL;
+    in_lock(q);
+    e->epoch = (uint8_t)q->epoch;
+    q->arrived[e->epoch]++;
+    int queued = 1;
+    if (ring != NULL && q->bl_head == NULL && !q->seq_running && key != RQ_KEY_SEQUENTIAL &&
+        ring_room(ring) != 0 && window_room(q)) {
+        if (admit_one(q, e))
+            ring_push(ring, e);
+        queued = 0;
+    } else {
+        backlog_append(q, e);
+    }
+    in_unlock(q);
+    /* A thread that takes packets in to run them looks next itself. */
+    if (queued && pumping != q)
+        wake_if_sleeping(q);
     return 0;
 }
 
@@ -263,263 +521,158 @@ int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
     return entry_push(q, src, tag, key, args, nargs, data, len, how);
 }
 
-/* ---- dispatch ------------------------------------------------------------ */
+/* ---- admission ----------------------------------------------------------- */
 
-static void take(struct rq_pdq *q, struct pdq_entry *e)
+/* Under in_lk: admit from the backlog, in arrival order, while the window
+ * has room: ready entries go to ring (at most its room and cap), or, with
+ * no ring, the first ready one is returned to run at once (*one).  A
+ * RQ_KEY_SEQUENTIAL entry is admitted alone, once everything admitted
+ * before it completed: returned in *one with *seq set.  Returns entries
+ * admitted. */
+static unsigned admit_locked(struct rq_pdq *q, struct pdq_ring *ring, unsigned cap,
+                             struct pdq_entry **one)
 {
-    list_unlink(&q->waiting, e);
-    list_append(&q->running, e);
-    q->nrunning++;
-}
-
-/* Move to `running` the first entry of the window that may run now and
- * the run of its key's entries right behind it (at most cap <= PDQ_BATCH: one
- * thread runs them in order, one lock round trip for all; a hot key
- * costs one dispatch per batch, not per message).  Returns how many, 0
- * when none may run.  *more: another entry of the window may run too. */
-static unsigned dispatch(struct rq_pdq *q, struct pdq_entry **batch, unsigned cap, int *more)
-{
-    *more = 0;
-    if (q->seq_running)
+    *one = NULL;
+    if (q->seq_running || q->bl_head == NULL)
         return 0;
-    unsigned seen = 0;
-    struct pdq_entry *e = q->waiting.head;
-    for (; e != NULL && seen < q->window; e = e->next, seen++) {
+    unsigned n = 0, ready = 0, room = ring != NULL ? ring_room(ring) : 1;
+    if (cap > room)
+        cap = room;
+    struct pdq_entry *e;
+    while (ready < cap && (e = q->bl_head) != NULL) {
         if (e->key == RQ_KEY_SEQUENTIAL) {
-            if (e != q->waiting.head || q->nrunning != 0)
-                return 0; /* nothing passes a sequential message */
+            if (n != 0 || q->admitted != sum_done(q, -1))
+                break; /* nothing passes it; it waits for what runs */
             q->seq_running = 1;
-            take(q, e);
-            batch[0] = e;
-            return 1; /* it runs alone */
-        }
-        if (e->key == RQ_KEY_NOSYNC || !rqi_keyset_has(&q->busy, e->key))
+        } else if (!window_room(q)) {
             break;
-    }
-    if (e == NULL || seen >= q->window)
-        return 0;
-    const uint64_t key = e->key;
-    const unsigned skipped = seen; /* stay queued ahead of what is taken */
-    if (key != RQ_KEY_NOSYNC) {
-        if (rqi_keyset_reserve(&q->busy) != 0)
-            return 0; /* out of memory: retried at the next dispatch */
-        rqi_keyset_put(&q->busy, key);
-    }
-    unsigned n = 0;
-    do {
-        struct pdq_entry *next = e->next;
-        take(q, e);
-        batch[n++] = e;
-        e = next;
-        seen++;
-    } while (key != RQ_KEY_NOSYNC && n < cap && e != NULL && e->key == key &&
-             seen < q->window);
-    /* Only then is a second runnable entry of use.  The window counts
-     * from the head of what stays queued: the skipped entries, then
-     * those behind the batch (counting the batch too hid a runnable
-     * entry right behind it from a small window). */
-    if (q->idle_sleepers != 0)
-        for (seen = skipped; e != NULL && seen < q->window; e = e->next, seen++) {
-            if (e->key == RQ_KEY_SEQUENTIAL)
-                break;
-            if (e->key == RQ_KEY_NOSYNC || (e->key != key && !rqi_keyset_has(&q->busy, e->key))) {
-                *more = 1;
-                break;
-            }
         }
+        q->bl_head = e->next;
+        if (q->bl_head == NULL)
+            q->bl_tail = NULL;
+        n++;
+        if (e->key == RQ_KEY_SEQUENTIAL) {
+            q->admitted++;
+            *one = e;
+            break;
+        }
+        if (!admit_one(q, e))
+            continue; /* behind its key's running entry */
+        ready++;
+        if (ring != NULL) {
+            ring_push(ring, e);
+        } else {
+            *one = e;
+            break;
+        }
+    }
+    if (n != 0)
+        atomic_fetch_sub(&q->nbacklog, n);
     return n;
 }
 
-/* Retire a dispatched batch (under lk); `rejected` of them found no
- * handler. */
-static void complete(struct rq_pdq *q, struct pdq_entry **batch, unsigned n, unsigned rejected)
+/* Admit what may run from the backlog (see admit_locked); *one as there.
+ * Wakes a sleeper when this left ready work for a second thread. */
+static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, struct pdq_entry **one)
 {
-    if (n == 0)
-        return;
-    const uint64_t key = batch[0]->key;
-    for (unsigned i = 0; i < n; i++) {
-        list_unlink(&q->running, batch[i]);
-        entry_free(q, batch[i]);
-    }
-    q->nrunning -= n;
-    if (rejected != 0) /* rq_stats' `rejected`; the PDQ may be gone by then */
-        atomic_fetch_add_explicit(&q->ctx->pdq_rejected, rejected, memory_order_relaxed);
-    if (key == RQ_KEY_SEQUENTIAL)
-        q->seq_running = 0;
-    else if (key != RQ_KEY_NOSYNC)
-        rqi_keyset_del(&q->busy, key);
+    *one = NULL;
+    if (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) == 0)
+        return 0;
+    in_lock(q);
+    unsigned n = admit_locked(q, ring, PDQ_BATCH, one);
+    int more = q->bl_head != NULL;
+    in_unlock(q);
+    if (n != 0 && ((ring != NULL && PDQ_RING - ring_room(ring) >= 2) || more))
+        wake_if_sleeping(q);
+    return n;
 }
 
-/* Run a batch's handlers on this thread (no lock held).  Returns how many
- * found no handler installed for their id (counted as rejected). */
-static unsigned run(struct rq_pdq *q, struct pdq_entry **batch, unsigned n)
+/* ---- running ------------------------------------------------------------- */
+
+/* Run one entry's handler.  Returns 1 if it found no handler. */
+static int run_handler(struct rq_pdq *q, struct pdq_entry *e)
 {
     rq_ctx_t *ctx = q->ctx;
-    unsigned rejected = 0;
-    rqi_pdq_handler_depth++;
-    for (unsigned i = 0; i < n; i++) {
-        struct pdq_entry *e = batch[i];
-        if (e->tag >= RQ_MAX_HANDLERS || ctx->handlers[e->tag].fn == NULL) {
-            rejected++;
-            continue;
-        }
-        const struct rqi_handler *h = &ctx->handlers[e->tag];
-        rq_msg_t m = {(int)e->src, q->qid, e->tag, e->nargs, e->args, e->data, e->len, e->key, 0, 0};
-        h->fn(ctx, &m, h->arg);
-    }
-    rqi_pdq_handler_depth--;
-    return rejected;
+    if (e->tag >= RQ_MAX_HANDLERS || ctx->handlers[e->tag].fn == NULL)
+        return 1;
+    const struct rqi_handler *h = &ctx->handlers[e->tag];
+    rq_msg_t m = {(int)e->src, q->qid, e->tag, e->nargs, e->args, e->data, e->len, e->key, 0, 0};
+    h->fn(ctx, &m, h->arg);
+    return 0;
 }
 
-/* Retire the last batch and dispatch the next, under lk; wake one more
- * thread when another entry may run too. */
-static unsigned next_locked(struct rq_pdq *q, struct pdq_entry **batch, unsigned n,
-                            unsigned rejected)
+/* e was started (counted) by this thread: run it, then the key's next
+ * entries as the key passes to them.  Returns handlers run. */
+static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *fb)
 {
-    complete(q, batch, n, rejected);
-    int more;
-    n = dispatch(q, batch, PDQ_BATCH, &more);
-    if (more)
-        wake_one(q);
-    return n;
+    unsigned ran = 0, rejected = 0;
+    struct pdq_slot *s = &q->slots[my_slot(q)];
+    rqi_pdq_handler_depth++;
+    for (;;) {
+        if (run_handler(q, e))
+            rejected++;
+        else
+            ran++;
+        const uint64_t key = e->key;
+        const unsigned ep = e->epoch;
+        struct pdq_entry *next =
+            key == RQ_KEY_NOSYNC || key == RQ_KEY_SEQUENTIAL ? NULL : key_pass(q, e);
+        fb_put(q, fb, e);
+        if (key == RQ_KEY_SEQUENTIAL) {
+            in_lock(q);
+            q->seq_running = 0;
+            in_unlock(q);
+        }
+        count_add(q, &s->done[ep], 1, memory_order_release);
+        if (next == NULL)
+            break;
+        count_add(q, &s->started, 1, memory_order_relaxed);
+        e = next;
+    }
+    rqi_pdq_handler_depth--;
+    if (rejected != 0) /* rq_stats' `rejected` */
+        atomic_fetch_add_explicit(&q->ctx->pdq_rejected, rejected, memory_order_relaxed);
+    return ran;
+}
+
+/* Find one ready entry (own ring, the backlog, another thread's ring),
+ * count it started.  NULL: none. */
+static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
+{
+    struct pdq_entry *e = ring != NULL ? ring_pop(ring) : NULL;
+    if (e == NULL) {
+        admit(q, ring, &e);
+        if (e == NULL && ring != NULL)
+            e = ring_pop(ring);
+    }
+    if (e == NULL)
+        e = steal(q, ring);
+    if (e == NULL)
+        return NULL;
+    count_started(q, 1);
+    /* About to run a handler that may take long (or wait for a later
+     * message): ready work left behind is a sleeper's.  The fence orders
+     * this thread's pushes before its look at `sleepers` (sleep_until). */
+    if (q->nthreads > 1 && atomic_load_explicit(&q->sleepers, memory_order_relaxed) != 0 &&
+        ((ring != NULL && !ring_empty(ring)) ||
+         atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0))
+        wake_if_sleeping(q);
+    return e;
 }
 
 /* ---- direct dispatch --------------------------------------------------
- * The PDQ's own two-case delivery.  A small keyed packet for q that comes
- * up at the head of a lane while q has nothing waiting and its key is
- * free runs at once on the thread that found it: copied to that thread's
- * stack (its slots are released at once, so the lane is never pinned),
- * never queued, never dispatched.  An entry on the same stack stands for
- * it in `running`: its key is busy, rq_pdq_drain sees its sequence
- * number.  Anything else queues (`waiting`), as before. */
+ * The PDQ's own two-case delivery.  A small packet for q that comes up at
+ * the head of a lane while nothing is in q's backlog and its key is free
+ * runs at once on the thread that found it: copied to that thread's stack
+ * (its slots are released at once, so the lane is never pinned), never
+ * queued.  The stack entry stands for it in the key table while it runs. */
 
-#define PDQ_DIRECT_BYTES 512u /* arguments + payload run directly */
 
-/* Under lk: claim the direct run of a message with key, e standing for
- * it.  0 when it must queue (something waits: per-key order; the key is
- * busy; a sequential message, which waits for everything running). */
-static int direct_claim(struct rq_pdq *q, uint64_t key, struct pdq_entry *e)
-{
-    if (q->waiting.head != NULL || q->seq_running || key == RQ_KEY_SEQUENTIAL)
-        return 0;
-    if (key != RQ_KEY_NOSYNC) {
-        if (rqi_keyset_has(&q->busy, key) || rqi_keyset_reserve(&q->busy) != 0)
-            return 0;
-        rqi_keyset_put(&q->busy, key);
-    }
-    e->key = key;
-    e->seq = q->arrived++;
-    e->data = NULL;
-    e->len = 0;
-    e->how = RQI_PDQ_DIRECT;
-    e->small = 0;
-    e->bytes = 0;
-    list_append(&q->running, e);
-    q->nrunning++;
-    return 1;
-}
-
-/* The context is ours (taken once, by trylock) and p is q's valid inline
- * packet at rx's scan.  If it may run now: take it out of the lane, let
- * the context go, run it and return 1, or 2 when no handler was
- * installed for it (the context is no longer ours).  0: it must queue
- * (the context is still ours). */
-static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *p)
-{
-    rq_ctx_t *ctx = q->ctx;
-    rq_msg_t m;
-    rqi_msg_from_pkt(ctx, p, &m);
-    uint64_t copy[PDQ_DIRECT_BYTES / 8];
-    if (8u * m.nargs + m.len > sizeof copy)
-        return 0;
-    struct pdq_entry e;
-    q_lock(q);
-    int ok = direct_claim(q, m.key, &e);
-    q_unlock(q);
-    if (!ok)
-        return 0;
-    memcpy(copy, m.args, 8u * m.nargs);
-    if (m.len != 0)
-        memcpy(copy + m.nargs, m.data, m.len);
-    m.args = copy;
-    m.data = m.len != 0 ? (void *)(copy + m.nargs) : NULL;
-    m.rqi_flags = 0;
-    uint64_t pos = rqi_ring_rx_take(rx, p);
-    rqi_ring_rx_release(rx, p, pos);
-    ctx->stats.received++; /* as the intake counts it: a PDQ's packets are
-                              neither run in place nor buffered */
-    rqi_vni_leave(&ctx->vni, ctx);
-    rqi_mt_unlock(&ctx->mt);
-    unsigned rejected = 0;
-    pumping = NULL; /* what the handler's sends take in wakes as usual */
-    rqi_pdq_handler_depth++;
-    if (m.handler < RQ_MAX_HANDLERS && ctx->handlers[m.handler].fn != NULL)
-        ctx->handlers[m.handler].fn(ctx, &m, ctx->handlers[m.handler].arg);
-    else
-        rejected = 1;
-    rqi_pdq_handler_depth--;
-    struct pdq_entry *done = &e;
-    q_lock(q);
-    complete(q, &done, 1, rejected);
-    q_unlock(q);
-    return 1 + (int)rejected;
-}
-
-/* Take in the PDQ packets at the heads of our lanes, if the context is
- * free: the intake when nobody polls.  A lane whose head is another
- * queue's packet is left to the application's poll (or, once every PDQ
- * thread sleeps, to the progress thread).  With `direct` (the caller
- * runs q's handlers), the first of q's packets that may run now runs at
- * once instead (direct_run), and the intake stops there: *direct = 1, or
- * 2 when it found no handler.  Returns packets taken or run. */
-static unsigned pump(struct rq_pdq *q, int *direct)
-{
-    rq_ctx_t *ctx = q->ctx;
-    if (!rqi_mt_trylock(&ctx->mt))
-        return 0;
-    /* Direct only with the context's lock taken here (not nested in a
-     * call that holds it) and delivery not forced through the buffer. */
-    if (direct != NULL && (ctx->mt.depth != 1 || ctx->buffer_always || ctx->buffer_delay_ns))
-        direct = NULL;
-    rqi_vni_enter(&ctx->vni, ctx);
-    unsigned n = 0;
-    /* Other nodes' PDQ messages are pushed as they are taken in. */
-    if (RQI_UNLIKELY(ctx->ucx != NULL))
-        n += (unsigned)ctx->net->progress(ctx);
-    for (unsigned l = 0; l < ctx->nlanes; l++) {
-        struct rqi_ring_rx *rx = &ctx->rx[l];
-        struct rqi_pkt *p;
-        while ((p = rqi_rx_next_lane(ctx, rx)) != NULL && ctx->pdq[p->qid] != NULL) {
-            if (direct != NULL && ctx->pdq[p->qid] == q && p->kind == RQI_PK_INLINE &&
-                (*direct = direct_run(q, rx, p)) != 0)
-                return n + 1; /* it ran; the context is let go */
-            if (rqi_ingest(ctx, rx, p) != 0)
-                break;
-            n++;
-        }
-    }
-    rqi_vni_leave(&ctx->vni, ctx);
-    rqi_mt_unlock(&ctx->mt);
-    return n;
-}
-
-/* pump, by a thread that dispatches q's entries right after it: the
- * first of them is its own, so the pushes wake nobody; dispatch wakes a
- * sleeper when a second entry may run (`more`). */
-static unsigned pump_for(struct rq_pdq *q, int *direct)
-{
-    pumping = q;
-    unsigned n = pump(q, direct);
-    pumping = NULL;
-    return n;
-}
-
-/* ---- threads ------------------------------------------------------------ */
-
-static _Atomic uint64_t *idle_word(struct rq_pdq *q)
-{
-    return &rqi_shm_area(&q->ctx->shm, (uint32_t)q->ctx->rank)->vni.pdq_idle;
-}
+/* Whether this thread's next pump may run a packet directly: it took in
+ * at most one packet last time (light load: latency matters); under a
+ * stream it takes packets in by the burst instead (one context lock per
+ * burst, not per packet). */
+static _Thread_local int light __attribute__((tls_model("initial-exec"))) = 1;
 
 /* Some lane holds a published packet not yet released (read from the
  * shared words, without owning the context). */
@@ -533,7 +686,115 @@ static int lanes_busy(const rq_ctx_t *ctx)
     return 0;
 }
 
-/* Under lk: the last awake thread arms the doorbell before it sleeps. */
+/* The context is ours (taken once, by trylock) and p is q's valid inline
+ * packet at rx's scan.  If it may run now: take it out of the lane, let
+ * the context go, run it (and its key's successors) and return 1.  0: it
+ * must queue (the context is still ours). */
+static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *p,
+                      struct freeb *fb)
+{
+    rq_ctx_t *ctx = q->ctx;
+    rq_msg_t m;
+    rqi_msg_from_pkt(ctx, p, &m);
+    if (8u * m.nargs + m.len > PDQ_DIRECT_BYTES || m.key == RQ_KEY_SEQUENTIAL)
+        return 0;
+    _Alignas(8) unsigned char buf[sizeof(struct pdq_entry) + PDQ_DIRECT_BYTES];
+    struct pdq_entry *e = (struct pdq_entry *)(void *)buf;
+    e->key = m.key;
+    in_lock(q);
+    int ok = q->bl_head == NULL && !q->seq_running && window_room(q) &&
+             (m.key == RQ_KEY_NOSYNC || key_claim(q, e, 0));
+    if (ok) {
+        e->epoch = (uint8_t)q->epoch;
+        q->arrived[e->epoch]++;
+        q->admitted++;
+    }
+    in_unlock(q);
+    if (!ok)
+        return 0;
+    e->src = (uint32_t)m.src;
+    e->tag = m.handler;
+    e->nargs = (uint8_t)m.nargs;
+    e->how = RQI_PDQ_DIRECT;
+    e->small = 0;
+    e->bytes = 0;
+    e->len = m.len;
+    memcpy(e->args, m.args, 8u * m.nargs);
+    e->data = m.len != 0 ? (void *)(e->args + m.nargs) : NULL;
+    if (m.len != 0)
+        memcpy(e->data, m.data, m.len);
+    uint64_t pos = rqi_ring_rx_take(rx, p);
+    rqi_ring_rx_release(rx, p, pos);
+    ctx->stats.received++; /* as the intake counts it: a PDQ's packets are
+                              neither run in place nor buffered */
+    rqi_vni_leave(&ctx->vni, ctx);
+    rqi_mt_unlock(&ctx->mt);
+    pumping = NULL; /* what the handler's sends take in wakes as usual */
+    count_started(q, 1);
+    run_chain(q, e, fb);
+    light = !lanes_busy(ctx);
+    return 1;
+}
+
+/* Take in the PDQ packets at the heads of our lanes, if the context is
+ * free: the intake when nobody polls.  A lane whose head is another
+ * queue's packet is left to the application's poll (or, once every PDQ
+ * thread sleeps, to the progress thread).  With `direct` (the caller runs
+ * q's handlers and has none ready), the first of q's packets that may run
+ * now runs at once instead (direct_run), and the intake stops there:
+ * *direct = 1.  Returns packets taken or run. */
+static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
+{
+    rq_ctx_t *ctx = q->ctx;
+    if (!rqi_mt_trylock(&ctx->mt))
+        return 0;
+    /* Direct only with the context's lock taken here (not nested in a
+     * call that holds it) and delivery not forced through the buffer. */
+    if (direct != NULL && (!light || ctx->mt.depth != 1 || ctx->buffer_always ||
+                           ctx->buffer_delay_ns))
+        direct = NULL;
+    rqi_vni_enter(&ctx->vni, ctx);
+    unsigned n = 0;
+    /* Other nodes' PDQ messages are pushed as they are taken in. */
+    if (RQI_UNLIKELY(ctx->ucx != NULL))
+        n += (unsigned)ctx->net->progress(ctx);
+    for (unsigned l = 0; l < ctx->nlanes; l++) {
+        struct rqi_ring_rx *rx = &ctx->rx[l];
+        struct rqi_pkt *p;
+        while ((p = rqi_rx_next_lane(ctx, rx)) != NULL && ctx->pdq[p->qid] != NULL) {
+            if (direct != NULL && ctx->pdq[p->qid] == q && p->kind == RQI_PK_INLINE &&
+                (*direct = direct_run(q, rx, p, fb)) != 0)
+                return n + 1; /* it ran; the context is let go */
+            direct = NULL; /* one try: behind a queued packet, queue */
+            if (rqi_ingest(ctx, rx, p) != 0)
+                break;
+            n++;
+        }
+    }
+    rqi_vni_leave(&ctx->vni, ctx);
+    rqi_mt_unlock(&ctx->mt);
+    light = n <= 1;
+    return n;
+}
+
+/* pump, by a thread that runs q's entries right after it: its pushes go
+ * to its own ring and wake nobody. */
+static unsigned pump_for(struct rq_pdq *q, int *direct, struct freeb *fb)
+{
+    pumping = q;
+    unsigned n = pump(q, direct, fb);
+    pumping = NULL;
+    return n;
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+static _Atomic uint64_t *idle_word(struct rq_pdq *q)
+{
+    return &rqi_shm_area(&q->ctx->shm, (uint32_t)q->ctx->rank)->vni.pdq_idle;
+}
+
+/* The last awake thread arms the doorbell before it sleeps. */
 static void sleep_arm(struct rq_pdq *q)
 {
     atomic_fetch_or(idle_word(q), 1ull << q->qid);
@@ -560,34 +821,52 @@ static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)
     pthread_cond_timedwait(&q->work, &q->mu, &ts);
 }
 
-/* Under lk: sleep until signalled (or until deadline, 0: none).  mu is
- * taken before lk is let go, so a waker (which signals under lk, then mu)
- * cannot signal between the decision to sleep and the wait. */
-static void sleep_locked(struct rq_pdq *q, uint64_t deadline)
+/* Work a thread could take now (under mu, after joining `sleepers`): a
+ * ready entry in a ring, or an admissible one in the backlog. */
+static int work_left(struct rq_pdq *q)
 {
-    q->idle_sleepers += deadline == 0;
-    /* A thread sleeping until a helper's deadline (a multiplexed
-     * fallback thread, or a dedicated one beside a helper) leaves the
-     * doorbell unarmed: the helper takes packets in as it helps, and the
-     * thread itself at the deadline; arming it would make every sender
-     * ring (and wake) the progress thread for packets a helper takes. */
-    if (--q->awake == 0) {
+    for (unsigned i = 0; i < q->nthreads; i++)
+        if (!ring_empty(&q->rings[i]))
+            return 1;
+    if (atomic_load(&q->nbacklog) == 0)
+        return 0;
+    in_lock(q);
+    struct pdq_entry *e = q->bl_head;
+    int may = e != NULL && !q->seq_running &&
+              (e->key == RQ_KEY_SEQUENTIAL ? q->admitted == sum_done(q, -1) : window_room(q));
+    in_unlock(q);
+    return may;
+}
+
+/* Sleep until signalled (or until deadline, 0: none), unless work came
+ * meanwhile.  A thread sleeping until a helper's deadline (multiplexed
+ * fallback, or a dedicated thread beside a helper) leaves the doorbell
+ * unarmed: the helper takes packets in as it helps, and the thread itself
+ * at the deadline; arming it would make every sender ring (and wake) the
+ * progress thread for packets a helper takes. */
+static void sleep_until(struct rq_pdq *q, uint64_t deadline)
+{
+    pthread_mutex_lock(&q->mu);
+    if (deadline == 0)
+        atomic_fetch_add(&q->sleepers, 1);
+    atomic_thread_fence(memory_order_seq_cst); /* before work_left's loads */
+    if (atomic_fetch_sub(&q->awake, 1) == 1) {
         if (deadline == 0)
             sleep_arm(q);
         else if (q->ctx->vni.net_on)
             rqi_vni_ring(q->ctx, q->ctx->rank, RQI_BELL_NET);
     }
-    pthread_mutex_lock(&q->mu);
-    q_unlock(q);
-    if (deadline != 0)
-        wait_until_ns(q, deadline);
-    else
-        pthread_cond_wait(&q->work, &q->mu);
-    pthread_mutex_unlock(&q->mu);
-    q_lock(q);
-    q->idle_sleepers -= deadline == 0;
-    if (q->awake++ == 0)
+    if (!atomic_load(&q->stop) && (deadline != 0 || !work_left(q))) {
+        if (deadline != 0)
+            wait_until_ns(q, deadline);
+        else
+            pthread_cond_wait(&q->work, &q->mu);
+    }
+    if (deadline == 0)
+        atomic_fetch_sub(&q->sleepers, 1);
+    if (atomic_fetch_add(&q->awake, 1) == 0)
         atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
+    pthread_mutex_unlock(&q->mu);
 }
 
 /* Multiplexed mode: an application thread helped within the bound; the
@@ -600,84 +879,77 @@ static uint64_t help_deadline(struct rq_pdq *q)
     return rqi_mono_ns() < until ? until : 0;
 }
 
+struct worker_arg {
+    struct rq_pdq *q;
+    unsigned       index;
+};
+
 static void *worker_main(void *arg)
 {
-    struct rq_pdq *q = arg;
+    struct rq_pdq *q = ((struct worker_arg *)arg)->q;
+    me.q = q;
+    me.gen = q->gen;
+    me.slot = ((struct worker_arg *)arg)->index;
+    me.own = 1;
+    free(arg);
+    struct pdq_ring *ring = &q->rings[me.slot];
+    struct freeb fb = {.n = 0};
     uint64_t idle_since = 0;
     unsigned spins = 0;
-    q_lock(q);
-    struct pdq_entry *batch[PDQ_BATCH];
-    unsigned n = 0, rejected = 0;
-    int pending = 0; /* batch dispatched by the last look before sleeping */
-    while (!q->stop) {
-        if (!pending) {
-            uint64_t helped = help_deadline(q);
-            if (helped != 0) {
-                complete(q, batch, n, rejected); /* the last batch's bookkeeping */
-                n = 0;
-                sleep_locked(q, helped);
-                continue;
-            }
-            n = next_locked(q, batch, n, rejected);
+    while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
+        uint64_t helped = help_deadline(q);
+        if (helped != 0 && ring_empty(ring)) {
+            fb_flush(q, &fb);
+            sleep_until(q, helped);
+            continue;
         }
-        pending = 0;
-        if (n != 0) {
-            q_unlock(q);
-            rejected = run(q, batch, n);
-            q_lock(q);
+        struct pdq_entry *e = next_ready(q, ring);
+        if (e != NULL) {
+            run_chain(q, e, &fb);
             idle_since = 0;
             spins = 0;
             continue;
         }
-        q_unlock(q);
         int direct = 0;
-        unsigned got = pump_for(q, &direct);
-        uint64_t now = rqi_mono_ns();
+        unsigned got = pump_for(q, &direct, &fb);
         if (got != 0) {
             idle_since = 0;
             spins = 0;
-        } else {
-            if (idle_since == 0)
-                idle_since = now;
-            /* Look again at once for a few microseconds (a long pause
-             * between looks is latency: 32 pauses were 0.9 us on AMD
-             * EPYC), then yield at every look: oversubscribed or idle,
-             * be kind to the threads with work. */
-            if (++spins > PDQ_IDLE_SPINS)
-                sched_yield();
-            else
-                rqi_cpu_relax();
+            continue;
         }
-        q_lock(q);
-        if (got == 0 && now - idle_since >= q->spin_ns && !q->stop) {
-            /* A last look under lk, atomic with falling asleep: what was
-             * pushed or freed while lk was free signalled nobody. */
-            int more;
-            n = dispatch(q, batch, PDQ_BATCH, &more);
-            if (n != 0) {
-                if (more)
-                    wake_one(q);
-                pending = 1;
-                continue;
-            }
-            rejected = 0;
+        uint64_t now = rqi_mono_ns();
+        if (idle_since == 0)
+            idle_since = now;
+        /* Look again at once for a few microseconds (a long pause between
+         * looks is latency), then yield at every look: oversubscribed or
+         * idle, be kind to the threads with work. */
+        if (++spins > PDQ_IDLE_SPINS)
+            sched_yield();
+        else
+            rqi_cpu_relax();
+        if (now - idle_since >= q->spin_ns) {
+            fb_flush(q, &fb);
             /* An application thread that helped within the spin time
              * takes packets in as it helps: sleep until then with the
-             * doorbell unarmed (armed, every sender would wake the
-             * progress thread for packets the helper takes anyway), and
-             * look once at the deadline.  Otherwise sleep until woken. */
+             * doorbell unarmed, and look once at the deadline.  Otherwise
+             * sleep until woken. */
             uint64_t until = rqi_load_relaxed(&q->last_help_ns) + q->spin_ns;
             if (until <= now || q->spin_ns == 0)
                 until = 0;
-            sleep_locked(q, until);
+            sleep_until(q, until);
             if (until == 0) {
                 idle_since = 0;
                 spins = 0;
             }
         }
     }
-    complete(q, batch, n, rejected);
-    q_unlock(q);
+    /* What this thread still holds ready runs before it leaves (close runs
+     * the backlog itself, with every thread gone). */
+    for (struct pdq_entry *e; (e = ring_pop(ring)) != NULL;) {
+        count_started(q, 1);
+        run_chain(q, e, &fb);
+    }
+    fb_flush(q, &fb);
     return NULL;
 }
 
@@ -688,33 +960,36 @@ static int qid_ok(unsigned qid) { return qid > RQ_AM_QUEUE && qid < RQ_MAX_QUEUE
 static void pdq_free(struct rq_pdq *q)
 {
     struct pdq_entry *e;
-    while ((e = q->waiting.head) != NULL) {
-        list_unlink(&q->waiting, e);
-        entry_free(q, e);
+    while ((e = q->bl_head) != NULL) {
+        q->bl_head = e->next;
+        if (e->how == RQI_PDQ_OWN)
+            free(e->data);
+        free(e);
     }
     while ((e = q->free_small) != NULL) {
         q->free_small = e->next;
         free(e);
     }
-    rqi_keyset_fini(&q->busy);
     pthread_cond_destroy(&q->work);
     pthread_mutex_destroy(&q->mu);
+    pthread_mutex_destroy(&q->drain_mu);
     free(q->threads);
+    free(q->buckets);
+    free(q->rings);
+    free(q->slots);
     free(q);
 }
 
 /* Stop and join the threads (the PDQ stays attached). */
 static void stop_threads(struct rq_pdq *q)
 {
-    q_lock(q);
-    q->stop = 1;
     pthread_mutex_lock(&q->mu);
+    atomic_store_explicit(&q->stop, 1, memory_order_release);
     pthread_cond_broadcast(&q->work);
     pthread_mutex_unlock(&q->mu);
-    q_unlock(q);
-    for (unsigned i = 0; i < q->started; i++)
+    for (unsigned i = 0; i < q->started_threads; i++)
         pthread_join(q->threads[i], NULL);
-    q->started = 0;
+    q->started_threads = 0;
 }
 
 /* Attach q to its qid, taking in what the queue kept before it opened.
@@ -740,6 +1015,47 @@ static int attach(rq_ctx_t *ctx, struct rq_pdq *q)
     return 0;
 }
 
+static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr)
+{
+    struct rq_pdq *q = aligned_alloc(64, (sizeof *q + 63) & ~(size_t)63);
+    if (q == NULL)
+        return NULL;
+    memset(q, 0, sizeof *q);
+    q->ctx = ctx;
+    q->qid = qid;
+    q->mode = attr->mode;
+    q->nthreads = attr->threads;
+    q->nslots = attr->threads + PDQ_EXTRA_SLOTS;
+    q->gen = atomic_fetch_add(&pdq_gen, 1) + 1;
+    q->window = attr->window != 0 ? attr->window : (unsigned)ctx->cfg.v[RQI_CFG_PDQ_WINDOW];
+    q->spin_ns = ctx->cfg.v[RQI_CFG_PDQ_SPIN_US] * 1000u;
+    q->fallback_ns = ctx->cfg.v[RQI_CFG_PDQ_FALLBACK_US] * 1000u;
+    q->limit = ctx->vb.limit;
+    q->threads = calloc(attr->threads, sizeof *q->threads);
+    q->buckets = calloc(PDQ_BUCKETS, sizeof *q->buckets);
+    q->rings = aligned_alloc(64, sizeof *q->rings * attr->threads);
+    q->slots = aligned_alloc(64, sizeof *q->slots * q->nslots);
+    if (q->threads == NULL || q->buckets == NULL || q->rings == NULL || q->slots == NULL) {
+        free(q->threads);
+        free(q->buckets);
+        free(q->rings);
+        free(q->slots);
+        free(q);
+        return NULL;
+    }
+    memset(q->rings, 0, sizeof *q->rings * attr->threads);
+    memset(q->slots, 0, sizeof *q->slots * q->nslots);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_mutex_init(&q->drain_mu, NULL);
+    pthread_cond_init(&q->work, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_init(&q->awake, attr->threads);
+    return q;
+}
+
 int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t **pdq)
 {
     if (pdq != NULL)
@@ -750,32 +1066,9 @@ int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t
         return RQ_EINVAL;
     if (rqi_in_handler(ctx) || rqi_vni_on_progress)
         return RQ_EPERM;
-    struct rq_pdq *q = calloc(1, sizeof *q);
+    struct rq_pdq *q = pdq_alloc(ctx, qid, attr);
     if (q == NULL)
         return RQ_ENOMEM;
-    q->ctx = ctx;
-    q->qid = qid;
-    q->mode = attr->mode;
-    q->nthreads = attr->threads;
-    q->window = attr->window != 0 ? attr->window : (unsigned)ctx->cfg.v[RQI_CFG_PDQ_WINDOW];
-    q->spin_ns = ctx->cfg.v[RQI_CFG_PDQ_SPIN_US] * 1000u;
-    q->fallback_ns = ctx->cfg.v[RQI_CFG_PDQ_FALLBACK_US] * 1000u;
-    q->limit = ctx->vb.limit;
-    q->threads = calloc(attr->threads, sizeof *q->threads);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (q->threads == NULL || rqi_keyset_init(&q->busy, 64) != 0) {
-        free(q->threads);
-        rqi_keyset_fini(&q->busy);
-        free(q);
-        return RQ_ENOMEM;
-    }
-    atomic_init(&q->lk, 0);
-    pthread_mutex_init(&q->mu, NULL);
-    pthread_cond_init(&q->work, &ca);
-    pthread_condattr_destroy(&ca);
-    q->awake = attr->threads;
 
     /* From here on any thread may call into the context (sticky). */
     rqi_store_relaxed(&ctx->mt.on, 1u);
@@ -790,11 +1083,20 @@ int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    for (; q->started < q->nthreads; q->started++)
-        if (pthread_create(&q->threads[q->started], NULL, worker_main, q) != 0)
+    for (; q->started_threads < q->nthreads; q->started_threads++) {
+        struct worker_arg *wa = malloc(sizeof *wa);
+        if (wa == NULL)
             break;
+        wa->q = q;
+        wa->index = q->started_threads;
+        if (pthread_create(&q->threads[q->started_threads], NULL, worker_main, wa) != 0) {
+            free(wa);
+            break;
+        }
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (q->started < q->nthreads) {
+    if (q->started_threads < q->nthreads) {
+        atomic_fetch_sub(&q->awake, q->nthreads - q->started_threads);
         rq_pdq_close(q);
         return RQ_ENOMEM;
     }
@@ -819,50 +1121,39 @@ int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned 
     RQI_GUARDED(ctx, rqi_send(ctx, dst, qid, handler, RQI_PF_KEY, a, nargs + 1, data, len, flags));
 }
 
-
-/* Run up to max ready handlers on this thread; take packets in once when
- * none is ready.  Returns handlers run. */
+/* Run up to max ready handlers on this thread (a helper: one entry at a
+ * time, so nothing ready waits behind a handler it runs); take packets in
+ * once when none is ready.  Returns handlers run. */
 static int help_run(struct rq_pdq *q, unsigned max)
 {
-    struct pdq_entry *batch[PDQ_BATCH];
+    struct freeb fb = {.n = 0};
     unsigned done = 0;
-    int n = 0, pumped = 0, more;
-    q_lock(q);
+    int n = 0, pumped = 0;
     while (done < max) {
-        unsigned cap = max - done < PDQ_BATCH ? max - done : PDQ_BATCH;
-        unsigned got = dispatch(q, batch, cap, &more);
-        if (got == 0) {
+        struct pdq_entry *e = next_ready(q, NULL);
+        if (e == NULL) {
             if (pumped)
                 break;
-            q_unlock(q);
             pumped = 1;
             int direct = 0;
-            unsigned in = pump_for(q, &direct);
-            q_lock(q);
-            if (direct) { /* one ran at once: run what is queued, then return
-                             (the caller, maybe waiting for just that one,
-                             looks sooner; it calls again for more) */
-                n += direct == 1;
+            unsigned in = pump_for(q, &direct, &fb);
+            if (direct) { /* one ran at once: return (the caller, maybe
+                             waiting for just that one, looks sooner) */
+                n++;
                 done++;
-                continue;
+                break;
             }
             if (in == 0)
                 break;
             continue;
         }
-        if (more)
-            wake_one(q);
-        q_unlock(q);
-        unsigned rejected = run(q, batch, got);
-        q_lock(q);
-        complete(q, batch, got, rejected);
-        n += (int)(got - rejected);
-        done += got;
+        n += (int)run_chain(q, e, &fb);
+        done++;
     }
+    fb_flush(q, &fb);
     /* What this helper took in and left (max reached) is a sleeper's. */
-    if (q->waiting.head != NULL && q->idle_sleepers != 0 && q->awake == 0)
-        wake_one(q);
-    q_unlock(q);
+    if (atomic_load(&q->nbacklog) != 0 && atomic_load(&q->awake) == 0)
+        wake_if_sleeping(q);
     return n;
 }
 
@@ -876,17 +1167,6 @@ int rq_pdq_help(rq_pdq_t *pdq, unsigned max)
     if (max == 0)
         return 0;
     return help_run(pdq, max);
-}
-
-/* Every entry that arrived before `before` has completed (under lk). */
-static int drained_locked(const struct rq_pdq *q, uint64_t before)
-{
-    if (q->waiting.head != NULL && q->waiting.head->seq < before)
-        return 0;
-    for (const struct pdq_entry *e = q->running.head; e != NULL; e = e->next)
-        if (e->seq < before)
-            return 0;
-    return 1;
 }
 
 static int drain_body(struct rq_pdq *q)
@@ -914,28 +1194,31 @@ static int drain_body(struct rq_pdq *q)
         if (past)
             break;
     }
-    /* 2. Everything taken in so far completes.  A multiplexed PDQ is run
-     *    by idle application threads: this one is idle. */
-    q_lock(q);
-    uint64_t before = q->arrived;
-    q_unlock(q);
+    /* 2. Everything taken in so far completes: close the epoch (later
+     *    arrivals count in the other one) and wait until its every entry
+     *    is done.  One drain at a time owns the epochs.  A multiplexed
+     *    PDQ is run by idle application threads: this one is idle. */
+    pthread_mutex_lock(&q->drain_mu);
+    in_lock(q);
+    const int ep = (int)q->epoch;
+    const uint64_t due = q->arrived[ep];
+    q->epoch ^= 1u;
+    in_unlock(q);
     spins = 0;
-    for (;;) {
-        q_lock(q);
-        int done = drained_locked(q, before);
-        q_unlock(q);
-        if (done)
-            return 0;
+    int rc = 0;
+    while (sum_done(q, ep) < due) {
         if (q->mode == RQ_PDQ_MULTIPLEXED && help_run(q, 64) > 0) {
             spins = 0;
             continue;
         }
         int locked = rqi_ctx_enter(ctx);
-        int rc = rqi_poll(ctx) > 0 ? rqi_busy_step(ctx, &spins) : rqi_wait_step(ctx, &spins);
+        rc = rqi_poll(ctx) > 0 ? rqi_busy_step(ctx, &spins) : rqi_wait_step(ctx, &spins);
         rqi_ctx_leave(ctx, locked);
         if (rc != 0)
-            return rc;
+            break;
     }
+    pthread_mutex_unlock(&q->drain_mu);
+    return rc;
 }
 
 int rq_pdq_drain(rq_pdq_t *pdq)
@@ -956,16 +1239,11 @@ static void close_body(struct rq_pdq *q)
     rqi_ctx_leave(ctx, locked);
     atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
     /* What came in between the drain and the detach runs here, in order
-     * (one thread: the keys serialize themselves). */
-    struct pdq_entry *batch[PDQ_BATCH];
-    unsigned n = 0, rejected = 0;
-    q_lock(q);
-    while ((n = next_locked(q, batch, n, rejected)) != 0) {
-        q_unlock(q);
-        rejected = run(q, batch, n);
-        q_lock(q);
-    }
-    q_unlock(q);
+     * (one thread: each entry's key's successors run right after it). */
+    struct freeb fb = {.n = 0};
+    for (struct pdq_entry *e; (e = next_ready(q, NULL)) != NULL;)
+        run_chain(q, e, &fb);
+    fb_flush(q, &fb);
     pdq_free(q);
 }
 
