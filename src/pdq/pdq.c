@@ -143,7 +143,8 @@ struct rq_pdq {
     struct pdq_slot   *slots; /* PDQ threads', then PDQ_EXTRA_SLOTS shared */
 
     _Alignas(64) _Atomic int in_lk;
-    struct pdq_entry *bl_head, *bl_tail;
+    struct pdq_entry **bl;  /* the backlog: a circular array, bl_cap a power of two */
+    uint64_t         bl_h, bl_t, bl_cap;
     uint64_t         admitted, started_seen, arrived[2], bytes, limit;
     unsigned         epoch;
     int              seq_running;
@@ -207,7 +208,7 @@ static void count_started(struct rq_pdq *q, uint64_t n)
 /* Critical sections are a few pointer moves, so waiters spin (backing
  * off: every read of a held lock pulls its line from the holder) and
  * yield now and then in case the holder was preempted. */
-static void spin_lock(_Atomic int *lk)
+static RQI_NOINLINE void spin_lock_slow(_Atomic int *lk)
 {
     unsigned backoff = 1, spent = 0;
     while (atomic_exchange_explicit(lk, 1, memory_order_acquire) != 0)
@@ -221,6 +222,12 @@ static void spin_lock(_Atomic int *lk)
                 spent = 0;
             }
         }
+}
+
+static RQI_ALWAYS_INLINE void spin_lock(_Atomic int *lk)
+{
+    if (RQI_UNLIKELY(atomic_exchange_explicit(lk, 1, memory_order_acquire) != 0))
+        spin_lock_slow(lk);
 }
 
 static void spin_unlock(_Atomic int *lk) { atomic_store_explicit(lk, 0, memory_order_release); }
@@ -251,9 +258,9 @@ static struct pdq_bucket *bucket_of(struct rq_pdq *q, uint64_t key)
     return &q->buckets[(key * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
 }
 
-/* Claim e's key: 1 when it was free (e now runs for it), 0 when it is
- * busy: e is then queued behind the key's running entry, or, without
- * `queue`, left alone. */
+/* Claim e's key: 1 when it was free (e now holds it), 0 when it is busy:
+ * e is then queued behind the entry holding the key, or, without `queue`,
+ * left alone. */
 static int key_claim(struct rq_pdq *q, struct pdq_entry *e, int queue)
 {
     struct pdq_bucket *b = bucket_of(q, e->key);
@@ -280,26 +287,25 @@ static int key_claim(struct rq_pdq *q, struct pdq_entry *e, int queue)
     return 1;
 }
 
-/* e (running for its key) is done: the key passes to its next pending
- * entry, returned (the caller runs it), or is freed (NULL). */
-static struct pdq_entry *key_pass(struct rq_pdq *q, struct pdq_entry *e)
+/* The running entry r of a key has run: take the key's pending entries
+ * (all of them, in order: the caller runs them, r keeping the key), or,
+ * with none, free the key (r leaves the table) and return NULL.  A hot
+ * key costs one lock per batch of its messages, not one per message. */
+static struct pdq_entry *key_take_pending(struct rq_pdq *q, struct pdq_entry *r)
 {
-    struct pdq_bucket *b = bucket_of(q, e->key);
+    struct pdq_bucket *b = bucket_of(q, r->key);
     spin_lock(&b->lk);
-    struct pdq_entry **pp = &b->chain;
-    while (*pp != e)
-        pp = &(*pp)->chain;
-    struct pdq_entry *n = e->pend;
-    if (n != NULL) {
-        n->pend = n->next;
-        n->pend_tail = n->pend != NULL ? e->pend_tail : NULL;
-        n->chain = e->chain;
-        *pp = n;
+    struct pdq_entry *list = r->pend;
+    if (list != NULL) {
+        r->pend = r->pend_tail = NULL;
     } else {
-        *pp = e->chain;
+        struct pdq_entry **pp = &b->chain;
+        while (*pp != r)
+            pp = &(*pp)->chain;
+        *pp = r->chain;
     }
     spin_unlock(&b->lk);
-    return n;
+    return list;
 }
 
 /* ---- rings ------------------------------------------------------------ */
@@ -428,16 +434,40 @@ static void fb_put(struct rq_pdq *q, struct freeb *f, struct pdq_entry *e)
         fb_flush(q, f);
 }
 
-/* Under in_lk: append e to the backlog. */
-static void backlog_append(struct rq_pdq *q, struct pdq_entry *e)
+/* The backlog is an array, not a list: admission walks it with the next
+ * entries prefetched (a list of cold entries is one miss after another). */
+static struct pdq_entry *bl_first(const struct rq_pdq *q)
 {
-    e->next = NULL;
-    if (q->bl_tail != NULL)
-        q->bl_tail->next = e;
-    else
-        q->bl_head = e;
-    q->bl_tail = e;
+    return q->bl_h != q->bl_t ? q->bl[q->bl_h & (q->bl_cap - 1)] : NULL;
+}
+
+static void bl_pop(struct rq_pdq *q)
+{
+    q->bl_h++;
+    if (q->bl_h + 4 < q->bl_t)
+        __builtin_prefetch(q->bl[(q->bl_h + 4) & (q->bl_cap - 1)]);
+}
+
+/* Under in_lk: append e to the backlog.  0, or RQ_ENOMEM (it cannot grow). */
+static int backlog_append(struct rq_pdq *q, struct pdq_entry *e)
+{
+    if (q->bl_t - q->bl_h == q->bl_cap) {
+        uint64_t cap = q->bl_cap != 0 ? 2 * q->bl_cap : 256;
+        struct pdq_entry **n = malloc(sizeof *n * cap);
+        if (n == NULL)
+            return RQ_ENOMEM;
+        uint64_t len = q->bl_t - q->bl_h;
+        for (uint64_t i = 0; i < len; i++)
+            n[i] = q->bl[(q->bl_h + i) & (q->bl_cap - 1)];
+        free(q->bl);
+        q->bl = n;
+        q->bl_cap = cap;
+        q->bl_h = 0;
+        q->bl_t = len;
+    }
+    q->bl[q->bl_t++ & (q->bl_cap - 1)] = e;
     atomic_fetch_add(&q->nbacklog, 1);
+    return 0;
 }
 
 /* Under in_lk: admit e (out of the backlog or at arrival); 1 if ready. */
@@ -447,7 +477,20 @@ static int admit_one(struct rq_pdq *q, struct pdq_entry *e)
     return e->key == RQ_KEY_NOSYNC || key_claim(q, e, 1);
 }
 
-/* Queue a message whose key is already split from its arguments. */
+/* Under in_lk: a recycled small entry, or NULL. */
+static struct pdq_entry *free_pop(struct rq_pdq *q)
+{
+    struct pdq_entry *e = q->free_small;
+    if (e != NULL) {
+        q->free_small = e->next;
+        q->nfree--;
+    }
+    return e;
+}
+
+/* Queue a message whose key is already split from its arguments: copied
+ * into an entry (a recycled one when small) and, under one hold of in_lk,
+ * arrived and admitted or appended to the backlog. */
 static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key,
                       const uint64_t *args, unsigned nargs, void *data, size_t len, int how)
 {
@@ -455,24 +498,23 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     size_t size = sizeof(struct pdq_entry) + 8u * nargs + inl;
     uint64_t acct = size + (how == RQI_PDQ_OWN ? len : 0);
     int small = size <= PDQ_SMALL_BYTES;
+    /* A PDQ thread taking packets in admits them straight into its ring
+     * while nothing waits ahead of them. */
+    struct pdq_ring *ring = pumping == q ? my_ring(q) : NULL;
     struct pdq_entry *e = NULL;
     in_lock(q);
-    if (q->limit != 0 && q->bytes + acct > q->limit) {
+    for (;;) {
+        if (q->limit != 0 && q->bytes + acct > q->limit) {
+            in_unlock(q);
+            free(e);
+            return RQ_ENOMEM; /* RQ_VBUF_MAX: the packet waits in its lane */
+        }
+        if (e != NULL || (small && (e = free_pop(q)) != NULL))
+            break;
         in_unlock(q);
-        return RQ_ENOMEM; /* RQ_VBUF_MAX: the packet waits in its lane */
-    }
-    if (small && q->free_small != NULL) {
-        e = q->free_small;
-        q->free_small = e->next;
-        q->nfree--;
-    }
-    q->bytes += acct; /* reserved: returned below if the malloc fails */
-    in_unlock(q);
-    if (e == NULL && (e = malloc(small ? PDQ_SMALL_BYTES : size)) == NULL) {
+        if ((e = malloc(small ? PDQ_SMALL_BYTES : size)) == NULL)
+            return RQ_ENOMEM;
         in_lock(q);
-        q->bytes -= acct;
-        in_unlock(q);
-        return RQ_ENOMEM;
     }
     e->key = key;
     e->src = src;
@@ -490,21 +532,23 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     } else {
         e->data = data;
     }
-    /* A PDQ thread taking packets in admits them straight into its ring
-     * while nothing waits ahead of them. */
-    struct pdq_ring *ring = pumping == q ? my_ring(q) : NULL;
-    in_lock(q);
-    e->epoch = (uint8_t)q->epoch;
-    q->arrived[e->epoch]++;
+    e->epoch = (uint8_t)q->epoch; /* before anyone else can see e */
     int queued = 1;
-    if (ring != NULL && q->bl_head == NULL && !q->seq_running && key != RQ_KEY_SEQUENTIAL &&
+    if (ring != NULL && q->bl_h == q->bl_t && !q->seq_running && key != RQ_KEY_SEQUENTIAL &&
         ring_room(ring) != 0 && window_room(q)) {
         if (admit_one(q, e))
             ring_push(ring, e);
         queued = 0;
-    } else {
-        backlog_append(q, e);
+    } else if (backlog_append(q, e) != 0) {
+        e->next = q->free_small; /* back where it came from (or freed at close) */
+        q->free_small = e;
+        q->nfree++;
+        e->small = 1;
+        in_unlock(q);
+        return RQ_ENOMEM;
     }
+    q->arrived[e->epoch]++;
+    q->bytes += acct;
     in_unlock(q);
     /* A thread that takes packets in to run them looks next itself. */
     if (queued && pumping != q)
@@ -533,13 +577,13 @@ static unsigned admit_locked(struct rq_pdq *q, struct pdq_ring *ring, unsigned c
                              struct pdq_entry **one)
 {
     *one = NULL;
-    if (q->seq_running || q->bl_head == NULL)
+    if (q->seq_running || q->bl_h == q->bl_t)
         return 0;
     unsigned n = 0, ready = 0, room = ring != NULL ? ring_room(ring) : 1;
     if (cap > room)
         cap = room;
     struct pdq_entry *e;
-    while (ready < cap && (e = q->bl_head) != NULL) {
+    while (ready < cap && (e = bl_first(q)) != NULL) {
         if (e->key == RQ_KEY_SEQUENTIAL) {
             if (n != 0 || q->admitted != sum_done(q, -1))
                 break; /* nothing passes it; it waits for what runs */
@@ -547,9 +591,7 @@ static unsigned admit_locked(struct rq_pdq *q, struct pdq_ring *ring, unsigned c
         } else if (!window_room(q)) {
             break;
         }
-        q->bl_head = e->next;
-        if (q->bl_head == NULL)
-            q->bl_tail = NULL;
+        bl_pop(q);
         n++;
         if (e->key == RQ_KEY_SEQUENTIAL) {
             q->admitted++;
@@ -580,7 +622,7 @@ static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, struct pdq_entry 
         return 0;
     in_lock(q);
     unsigned n = admit_locked(q, ring, PDQ_BATCH, one);
-    int more = q->bl_head != NULL;
+    int more = q->bl_h != q->bl_t;
     in_unlock(q);
     if (n != 0 && ((ring != NULL && PDQ_RING - ring_room(ring) >= 2) || more))
         wake_if_sleeping(q);
@@ -601,33 +643,47 @@ static int run_handler(struct rq_pdq *q, struct pdq_entry *e)
     return 0;
 }
 
-/* e was started (counted) by this thread: run it, then the key's next
- * entries as the key passes to them.  Returns handlers run. */
+/* Run e (counted as started), then mark it done and free it. */
+static void run_one(struct rq_pdq *q, struct pdq_entry *e, struct pdq_slot *s, struct freeb *fb,
+                    unsigned *ran, unsigned *rejected, int keep)
+{
+    if (run_handler(q, e))
+        (*rejected)++;
+    else
+        (*ran)++;
+    const unsigned ep = e->epoch;
+    if (!keep)
+        fb_put(q, fb, e);
+    count_add(q, &s->done[ep], 1, memory_order_release);
+}
+
+/* e was started (counted) by this thread: run it, then its key's pending
+ * entries as they come (the thread that finishes a key runs its next
+ * message), e holding the key until none is left.  Returns handlers run. */
 static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *fb)
 {
     unsigned ran = 0, rejected = 0;
     struct pdq_slot *s = &q->slots[my_slot(q)];
+    const uint64_t key = e->key;
     rqi_pdq_handler_depth++;
-    for (;;) {
-        if (run_handler(q, e))
-            rejected++;
-        else
-            ran++;
-        const uint64_t key = e->key;
-        const unsigned ep = e->epoch;
-        struct pdq_entry *next =
-            key == RQ_KEY_NOSYNC || key == RQ_KEY_SEQUENTIAL ? NULL : key_pass(q, e);
-        fb_put(q, fb, e);
+    if (key == RQ_KEY_NOSYNC || key == RQ_KEY_SEQUENTIAL) {
+        run_one(q, e, s, fb, &ran, &rejected, 0);
         if (key == RQ_KEY_SEQUENTIAL) {
             in_lock(q);
             q->seq_running = 0;
             in_unlock(q);
         }
-        count_add(q, &s->done[ep], 1, memory_order_release);
-        if (next == NULL)
-            break;
-        count_add(q, &s->started, 1, memory_order_relaxed);
-        e = next;
+    } else {
+        run_one(q, e, s, fb, &ran, &rejected, 1); /* e stays: it holds the key */
+        struct pdq_entry *n;
+        while ((n = key_take_pending(q, e)) != NULL)
+            while (n != NULL) {
+                struct pdq_entry *next = n->next;
+                count_add(q, &s->started, 1, memory_order_relaxed);
+                run_one(q, n, s, fb, &ran, &rejected, 0);
+                n = next;
+            }
+        fb_put(q, fb, e); /* out of the table now */
     }
     rqi_pdq_handler_depth--;
     if (rejected != 0) /* rq_stats' `rejected` */
@@ -637,8 +693,15 @@ static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *f
 
 /* Find one ready entry (own ring, the backlog, another thread's ring),
  * count it started.  NULL: none. */
+/* Set by next_ready when it found nothing ready with entries left in the
+ * backlog (the window full of entries waiting for busy keys, or a
+ * SEQUENTIAL one waiting): looking again at once would only take locks the
+ * running threads need (a hot key's bucket, their counters' lines). */
+static _Thread_local int backlog_stuck __attribute__((tls_model("initial-exec")));
+
 static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
 {
+    backlog_stuck = 0;
     struct pdq_entry *e = ring != NULL ? ring_pop(ring) : NULL;
     if (e == NULL) {
         admit(q, ring, &e);
@@ -647,8 +710,10 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
     }
     if (e == NULL)
         e = steal(q, ring);
-    if (e == NULL)
+    if (e == NULL) {
+        backlog_stuck = atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0;
         return NULL;
+    }
     count_started(q, 1);
     /* About to run a handler that may take long (or wait for a later
      * message): ready work left behind is a sleeper's.  The fence orders
@@ -702,7 +767,7 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
     struct pdq_entry *e = (struct pdq_entry *)(void *)buf;
     e->key = m.key;
     in_lock(q);
-    int ok = q->bl_head == NULL && !q->seq_running && window_room(q) &&
+    int ok = q->bl_h == q->bl_t && !q->seq_running && window_room(q) &&
              (m.key == RQ_KEY_NOSYNC || key_claim(q, e, 0));
     if (ok) {
         e->epoch = (uint8_t)q->epoch;
@@ -755,6 +820,7 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
         direct = NULL;
     rqi_vni_enter(&ctx->vni, ctx);
     unsigned n = 0;
+    struct pdq_ring *ring = pumping == q ? my_ring(q) : NULL;
     /* Other nodes' PDQ messages are pushed as they are taken in. */
     if (RQI_UNLIKELY(ctx->ucx != NULL))
         n += (unsigned)ctx->net->progress(ctx);
@@ -766,6 +832,13 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
                 (*direct = direct_run(q, rx, p, fb)) != 0)
                 return n + 1; /* it ran; the context is let go */
             direct = NULL; /* one try: behind a queued packet, queue */
+            /* A PDQ thread takes in of q's packets only what it can admit
+             * into its ring at once: the rest waits in the lane (copied
+             * into a backlog, it would wait there too, cold in cache). */
+            if (ring != NULL && ctx->pdq[p->qid] == q &&
+                (ring_room(ring) == 0 ||
+                 atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0))
+                break;
             if (rqi_ingest(ctx, rx, p) != 0)
                 break;
             n++;
@@ -822,16 +895,18 @@ static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)
 }
 
 /* Work a thread could take now (under mu, after joining `sleepers`): a
- * ready entry in a ring, or an admissible one in the backlog. */
-static int work_left(struct rq_pdq *q)
+ * ready entry in a ring, or an admissible one in the backlog (unless the
+ * thread just found the backlog stuck behind busy keys: their threads
+ * admit what follows as they finish, and new arrivals wake a sleeper). */
+static int work_left(struct rq_pdq *q, int stuck)
 {
     for (unsigned i = 0; i < q->nthreads; i++)
         if (!ring_empty(&q->rings[i]))
             return 1;
-    if (atomic_load(&q->nbacklog) == 0)
+    if (stuck || atomic_load(&q->nbacklog) == 0)
         return 0;
     in_lock(q);
-    struct pdq_entry *e = q->bl_head;
+    struct pdq_entry *e = bl_first(q);
     int may = e != NULL && !q->seq_running &&
               (e->key == RQ_KEY_SEQUENTIAL ? q->admitted == sum_done(q, -1) : window_room(q));
     in_unlock(q);
@@ -844,7 +919,7 @@ static int work_left(struct rq_pdq *q)
  * unarmed: the helper takes packets in as it helps, and the thread itself
  * at the deadline; arming it would make every sender ring (and wake) the
  * progress thread for packets a helper takes. */
-static void sleep_until(struct rq_pdq *q, uint64_t deadline)
+static void sleep_until(struct rq_pdq *q, uint64_t deadline, int stuck)
 {
     pthread_mutex_lock(&q->mu);
     if (deadline == 0)
@@ -856,7 +931,7 @@ static void sleep_until(struct rq_pdq *q, uint64_t deadline)
         else if (q->ctx->vni.net_on)
             rqi_vni_ring(q->ctx, q->ctx->rank, RQI_BELL_NET);
     }
-    if (!atomic_load(&q->stop) && (deadline != 0 || !work_left(q))) {
+    if (!atomic_load(&q->stop) && (deadline != 0 || !work_left(q, stuck))) {
         if (deadline != 0)
             wait_until_ns(q, deadline);
         else
@@ -900,7 +975,7 @@ static void *worker_main(void *arg)
         uint64_t helped = help_deadline(q);
         if (helped != 0 && ring_empty(ring)) {
             fb_flush(q, &fb);
-            sleep_until(q, helped);
+            sleep_until(q, helped, 0);
             continue;
         }
         struct pdq_entry *e = next_ready(q, ring);
@@ -910,8 +985,10 @@ static void *worker_main(void *arg)
             spins = 0;
             continue;
         }
+        /* With a backlog, the intake takes in nothing of q's (pump). */
+        const int stuck = backlog_stuck;
         int direct = 0;
-        unsigned got = pump_for(q, &direct, &fb);
+        unsigned got = stuck ? 0 : pump_for(q, &direct, &fb);
         if (got != 0) {
             idle_since = 0;
             spins = 0;
@@ -922,11 +999,14 @@ static void *worker_main(void *arg)
             idle_since = now;
         /* Look again at once for a few microseconds (a long pause between
          * looks is latency), then yield at every look: oversubscribed or
-         * idle, be kind to the threads with work. */
+         * idle, be kind to the threads with work.  Stuck behind busy keys,
+         * look less and less often (up to 64 pauses apart): what unblocks
+         * the backlog is the running threads' progress. */
         if (++spins > PDQ_IDLE_SPINS)
             sched_yield();
         else
-            rqi_cpu_relax();
+            for (unsigned i = stuck ? 1u << (spins < 6 ? spins : 6) : 1; i != 0; i--)
+                rqi_cpu_relax();
         if (now - idle_since >= q->spin_ns) {
             fb_flush(q, &fb);
             /* An application thread that helped within the spin time
@@ -936,7 +1016,7 @@ static void *worker_main(void *arg)
             uint64_t until = rqi_load_relaxed(&q->last_help_ns) + q->spin_ns;
             if (until <= now || q->spin_ns == 0)
                 until = 0;
-            sleep_until(q, until);
+            sleep_until(q, until, stuck);
             if (until == 0) {
                 idle_since = 0;
                 spins = 0;
@@ -960,8 +1040,8 @@ static int qid_ok(unsigned qid) { return qid > RQ_AM_QUEUE && qid < RQ_MAX_QUEUE
 static void pdq_free(struct rq_pdq *q)
 {
     struct pdq_entry *e;
-    while ((e = q->bl_head) != NULL) {
-        q->bl_head = e->next;
+    while ((e = bl_first(q)) != NULL) {
+        q->bl_h++;
         if (e->how == RQI_PDQ_OWN)
             free(e->data);
         free(e);
@@ -973,6 +1053,7 @@ static void pdq_free(struct rq_pdq *q)
     pthread_cond_destroy(&q->work);
     pthread_mutex_destroy(&q->mu);
     pthread_mutex_destroy(&q->drain_mu);
+    free(q->bl);
     free(q->threads);
     free(q->buckets);
     free(q->rings);

@@ -37,6 +37,7 @@
  * is widened while they start); other ranks sleep meanwhile. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -211,9 +212,40 @@ static void nap(long ns)
     nanosleep(&ts, NULL);
 }
 
-/* Open the PDQ with its threads free to run on every CPU. */
+/* The stream shape's placement: rank 1 (the sender) on the last CPU,
+ * rank 0 and its PDQ threads on the others, as for rq_poll, so that the
+ * two variants compare the receive path, not where the scheduler put the
+ * threads (left floating, a PDQ thread time-shared the sender's CPU in
+ * some repetitions: 2 against 30 Mmsg/s).  Nothing with one CPU. */
+static cpu_set_t stream_saved;
+static int stream_pinned;
+
+static void stream_pin(struct rqb *b, int on)
+{
+    int cpus = get_nprocs();
+    if (cpus < 2 || b->me > 1)
+        return;
+    if (!on) {
+        if (stream_pinned)
+            sched_setaffinity(0, sizeof stream_saved, &stream_saved);
+        stream_pinned = 0;
+        return;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int i = 0; i < cpus && i < CPU_SETSIZE; i++)
+        if ((b->me == 1) == (i == cpus - 1))
+            CPU_SET(i, &set);
+    stream_pinned = sched_getaffinity(0, sizeof stream_saved, &stream_saved) == 0 &&
+                    sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+/* Open the PDQ with its threads free to run on every CPU (the stream
+ * shape: on every CPU rank 0 may use). */
 static int open_unpinned(rq_ctx_t *ctx, const rq_pdq_attr_t *at, rq_pdq_t **pdq)
 {
+    if (stream_pinned)
+        return rq_pdq_open(ctx, QID, at, pdq);
     cpu_set_t mine, all;
     int have = sched_getaffinity(0, sizeof mine, &mine) == 0;
     CPU_ZERO(&all);
@@ -395,6 +427,87 @@ static double measure(struct rqb *b, struct cfg *c)
     return s.median;
 }
 
+/* ---- the limit: the same work with the keys split, no queue ----------
+ * T plain threads, thread t running the handler's work for every message
+ * whose key is t mod T: what T threads can do on these CPUs with the
+ * keys' data never shared and nothing dispatched (the hot key's messages
+ * all land on one thread, so the keys' parallelism is in it too). */
+
+struct limit_arg {
+    const uint32_t  *mine; /* this thread's messages' keys, in order */
+    size_t           n;
+    _Atomic int     *go;
+    uint64_t         end;
+};
+
+static void *limit_thread(void *arg)
+{
+    struct limit_arg *a = arg;
+    while (!atomic_load_explicit(a->go, memory_order_acquire))
+        __builtin_ia32_pause();
+    for (size_t i = 0; i < a->n; i++) {
+        uint64_t *s = state + (a->mine[i] % NKEYS) * STATE_WORDS;
+        s[0] += 1;
+        uint64_t t0 = occ_ns != 0 ? rqb_now_ns() : 0;
+        do
+            for (size_t w = 1; w < STATE_WORDS; w++)
+                s[w] = s[w] * 3 + 1;
+        while (occ_ns != 0 && rqb_now_ns() - t0 < occ_ns);
+    }
+    a->end = rqb_now_ns();
+    return NULL;
+}
+
+struct limit_cfg { unsigned T; size_t n; };
+
+static double limit_run(struct rqb *b, void *arg)
+{
+    const struct limit_cfg *c = arg;
+    double r = 0;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        struct limit_arg a[16];
+        pthread_t th[16];
+        _Atomic int go = 0;
+        /* Each thread's keys laid out in a row before the clock starts. */
+        uint32_t *split = malloc(c->n * sizeof *split);
+        size_t at = 0;
+        for (unsigned t = 0; t < c->T && split != NULL; t++) {
+            a[t].mine = split + at;
+            for (size_t i = 0; i < c->n; i++)
+                if (keys[i] % c->T == t)
+                    split[at++] = keys[i];
+            a[t].n = (size_t)(split + at - a[t].mine);
+            a[t].go = &go;
+            a[t].end = 0;
+        }
+        cpu_set_t mine, all;
+        int have = sched_getaffinity(0, sizeof mine, &mine) == 0;
+        CPU_ZERO(&all);
+        for (int i = 0; i < get_nprocs() && i < CPU_SETSIZE; i++)
+            CPU_SET(i, &all);
+        sched_setaffinity(0, sizeof all, &all);
+        unsigned made = 0;
+        for (; split != NULL && made < c->T; made++)
+            if (pthread_create(&th[made], NULL, limit_thread, &a[made]) != 0)
+                break;
+        if (have)
+            sched_setaffinity(0, sizeof mine, &mine);
+        nap(1000000); /* let them spread over the CPUs */
+        uint64_t t0 = rqb_now_ns(), end = t0;
+        atomic_store_explicit(&go, 1, memory_order_release);
+        for (unsigned i = 0; i < made; i++) {
+            pthread_join(th[i], NULL);
+            end = a[i].end > end ? a[i].end : end;
+        }
+        free(split);
+        r = made == c->T && end > t0 ? (double)c->n / (double)(end - t0) * 1e3 : NAN;
+    } else {
+        nap(1000000);
+    }
+    return rqb_from(b, 0, r);
+}
+
 /* Thread counts 1, 2, 4, 8, 16 up to the CPUs. */
 static int thread_counts(const struct rqb *b, unsigned *ts)
 {
@@ -412,9 +525,19 @@ static void backlog_rows(struct rqb *b, size_t n, int dist, const unsigned *ts, 
 {
     double par = make_keys(dist, n);
     struct cfg c = {.shape = S_BACKLOG, .variant = V_POLL, .dist = dist, .threads = 1, .n = n};
-    double poll = measure(b, &c), one = NAN;
+    double poll = measure(b, &c), one = NAN, lim_one = NAN;
     for (int i = 0; i < nt; i++) {
         c.threads = ts[i];
+        char lname[96];
+        snprintf(lname, sizeof lname, "backlog %llu ns, %s: limit, keys split",
+                 (unsigned long long)occ_ns, dist_name[dist]);
+        struct limit_cfg lc = {ts[i], n};
+        struct rqb_summary ls;
+        rqb_measure(b, lname, limit_run, &lc, &ls);
+        rqb_row(b, lname, ts[i], "Mmsg/s", &ls,
+                "T plain threads, thread t runs the keys = t mod T: no queue, no data shared");
+        if (ts[i] == 1)
+            lim_one = ls.median;
         if (occ_ns == 0) {
             c.variant = V_SPIN;
             measure(b, &c);
@@ -432,8 +555,9 @@ static void backlog_rows(struct rqb *b, size_t n, int dist, const unsigned *ts, 
         double ideal = (double)ts[i] < par ? (double)ts[i] : par;
         snprintf(name, sizeof name, "backlog %llu ns, %s: PDQ speedup", (unsigned long long)occ_ns,
                  dist_name[dist]);
-        snprintf(note, sizeof note, "over 1 PDQ thread, same run; ideal %.2f (min(T, %.1f: the keys' parallelism))",
-                 ideal, par);
+        snprintf(note, sizeof note,
+                 "over 1 PDQ thread, same run; ideal %.2f (min(T, %.1f: the keys' parallelism)), "
+                 "limit %.2f (keys split)", ideal, par, ls.median / lim_one);
         rqb_row_derived(b, name, ts[i], "x", r / one, note);
     }
 }
@@ -441,6 +565,7 @@ static void backlog_rows(struct rqb *b, size_t n, int dist, const unsigned *ts, 
 static void stream_rows(struct rqb *b, size_t n, const unsigned *ts, int nt)
 {
     make_keys(D_UNIFORM, n);
+    stream_pin(b, 1);
     struct cfg c = {.shape = S_STREAM, .variant = V_POLL, .dist = D_UNIFORM, .threads = 1, .n = n};
     double poll = measure(b, &c);
     for (int i = 0; i < nt; i++) {
@@ -450,8 +575,10 @@ static void stream_rows(struct rqb *b, size_t n, const unsigned *ts, int nt)
         char name[96];
         snprintf(name, sizeof name, "stream, uniform: PDQ / rq_poll");
         rqb_row_derived(b, name, ts[i], "x", r / poll,
-                        "same run; rank 1 sends, rank 0's PDQ (T threads) or rq_poll runs them");
+                        "same run; rank 1 sends from the last CPU, rank 0's PDQ (T threads) or "
+                        "rq_poll runs them on the others");
     }
+    stream_pin(b, 0);
 }
 
 int rqb_fam_pdq(struct rqb *b)
