@@ -556,6 +556,8 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     return 0;
 }
 
+void rqi_pdq_wake(struct rq_pdq *q) { wake_if_sleeping(q); }
+
 int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
                  const uint64_t *args, unsigned nargs, void *data, size_t len, int how)
 {
@@ -622,9 +624,10 @@ static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, struct pdq_entry 
         return 0;
     in_lock(q);
     unsigned n = admit_locked(q, ring, PDQ_BATCH, one);
-    int more = q->bl_h != q->bl_t;
     in_unlock(q);
-    if (n != 0 && ((ring != NULL && PDQ_RING - ring_room(ring) >= 2) || more))
+    /* Ready work for a second thread; what stays in the backlog (behind
+     * busy keys, or beyond this batch) this thread admits itself next. */
+    if (n != 0 && ring != NULL && PDQ_RING - ring_room(ring) >= 2)
         wake_if_sleeping(q);
     return n;
 }
@@ -1007,7 +1010,10 @@ static void *worker_main(void *arg)
         else
             for (unsigned i = stuck ? 1u << (spins < 6 ? spins : 6) : 1; i != 0; i--)
                 rqi_cpu_relax();
-        if (now - idle_since >= q->spin_ns) {
+        /* Stuck behind busy keys with nothing else to do: sleep now; the
+         * threads holding the keys wake one when they leave ready work or
+         * an unadmitted backlog behind (next_ready), as new arrivals do. */
+        if (stuck || now - idle_since >= q->spin_ns) {
             fb_flush(q, &fb);
             /* An application thread that helped within the spin time
              * takes packets in as it helps: sleep until then with the

@@ -26,5 +26,10 @@ enum {
 int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
                  const uint64_t *args, unsigned nargs, void *data, size_t len, int how);
 
+/* The PDQ doorbell rang (every thread of q sleeps; packets came): wake one
+ * thread, which takes them in itself (the progress thread, holding the
+ * VNI claim, so q cannot be closed meanwhile). */
+void rqi_pdq_wake(struct rq_pdq *q);
+
 
 #endif

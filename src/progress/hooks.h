@@ -21,6 +21,10 @@
  *     outbox_flush  am/: send what fits of every destination's outbox.
  *   from deliver/ (a packet for a named queue with a PDQ attached):
  *     pdq_push      pdq/: queue the message in q (rqi_pdq_push).
+ *   from progress/ (the progress thread, holding the VNI claim, on the
+ *   PDQ doorbell: every thread of q sleeps and packets came for it):
+ *     pdq_wake      pdq/: wake one of q's threads, which takes the packets
+ *                   in itself (rqi_pdq_wake).
  */
 #ifndef RQI_PROGRESS_HOOKS_H
 #define RQI_PROGRESS_HOOKS_H
@@ -44,6 +48,7 @@ struct rqi_hooks {
     void (*outbox_flush)(struct rq_ctx *ctx);
     int  (*pdq_push)(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
                      const uint64_t *args, unsigned nargs, void *data, size_t len, int how);
+    void (*pdq_wake)(struct rq_pdq *q);
 };
 
 #endif

@@ -142,12 +142,17 @@ static void *progress_main(void *arg)
             net = 0;
             rqi_vni_unclaim(v);
         }
-        /* A PDQ's threads all sleep and packets came for it: take in
-         * what the lanes hold (no handler runs); the intake wakes them. */
+        /* A PDQ's threads all sleep and packets came for it: wake one,
+         * which takes them in itself (into its ring, hot in cache; taken
+         * in here they would wait in a heap backlog).  Under the claim, so
+         * no PDQ is closed meanwhile. */
         if (bits & RQI_BELL_PDQ)
             pdq = 1;
         while (pdq && rqi_vni_claim(v, 0)) {
-            (void)rqi_drain(ctx);
+            uint64_t idle = rqi_load_relaxed(&v->area->pdq_idle);
+            for (unsigned qid = 0; qid < RQ_MAX_QUEUES && qid < 64; qid++)
+                if ((idle >> qid & 1) && ctx->pdq[qid] != NULL)
+                    ctx->hooks.pdq_wake(ctx->pdq[qid]);
             pdq = 0;
             rqi_vni_unclaim(v);
         }
