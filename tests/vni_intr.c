@@ -175,15 +175,21 @@ int main(int argc, char **argv)
     }
     CHECK_EQ(rq_barrier(ctx), 0);
 
-    /* (3) ALL: plain packets interrupt */
+    /* (3) ALL: plain packets interrupt (rank 0 starts once rank 1 has
+     * left the barrier, whose polling would run them: across two nodes
+     * under load, 12 of 2000 once) */
+    uint64_t runs0 = atomic_load(&async_runs);
+    if (me == 1)
+        flag_set(12);
     if (me == 0) {
+        while (flag_get() != 12)
+            spin_us(10);
         for (uint64_t i = 0; i < N; i++, sent_plain++)
             CHECK_EQ(rq_request(ctx, 1, H_PLAIN, &sent_plain, 1, NULL, 0, 0), 0);
     } else {
-        uint64_t before = atomic_load(&async_runs);
         compute_until(ctx, &plain_got, N / 2 + 100 + N);
         CHECK_EQ(atomic_load(&violations), 0);
-        CHECK_EQ(atomic_load(&async_runs) - before, N);
+        CHECK_EQ(atomic_load(&async_runs) - runs0, N);
         CHECK_EQ(rq_interrupts(ctx, RQ_INTR_OFF), 0);
     }
     CHECK_EQ(rq_barrier(ctx), 0);
