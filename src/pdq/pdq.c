@@ -96,7 +96,8 @@
 #define PDQ_FREE_BATCH   32u   /* entries a thread frees at once */
 #define PDQ_BATCH        16u   /* entries admitted at once */
 #define PDQ_RING         64u   /* a thread's ready ring (power of two) */
-#define PDQ_BUCKETS      4096u /* key table buckets, a lock each */
+#define PDQ_BUCKETS      1024u /* key table buckets, a lock and a line each */
+#define PDQ_BUCKET_BITS  10
 #define PDQ_EXTRA_SLOTS  8u    /* counter slots shared by helper threads */
 #define PDQ_IDLE_SPINS   64u   /* empty looks (~100 ns each) before yielding */
 #define PDQ_DIRECT_BYTES 512u  /* arguments + payload run directly */
@@ -114,8 +115,10 @@ struct pdq_entry {
     _Alignas(8) uint64_t args[];
 };
 
+/* A line each: a bucket's line moves between threads only when its keys
+ * do (16-byte buckets shared a line among four unrelated keys). */
 struct pdq_bucket {
-    _Atomic int       lk;
+    _Alignas(64) _Atomic int lk;
     struct pdq_entry *chain;
 };
 
@@ -143,6 +146,7 @@ struct rq_pdq {
     struct pdq_slot   *slots; /* PDQ threads', then PDQ_EXTRA_SLOTS shared */
 
     _Alignas(64) _Atomic int in_lk;
+    _Atomic uint64_t nbacklog; /* on in_lk's line: written under it */
     struct pdq_entry **bl;  /* the backlog: a circular array, bl_cap a power of two */
     uint64_t         bl_h, bl_t, bl_cap;
     uint64_t         admitted, started_seen, arrived[2], bytes, limit;
@@ -150,7 +154,6 @@ struct rq_pdq {
     int              seq_running;
     struct pdq_entry *free_small;
     unsigned         nfree;
-    _Atomic uint64_t nbacklog;
 
     _Alignas(64) pthread_mutex_t mu; /* only to sleep on `work` */
     pthread_cond_t   work;
@@ -255,7 +258,7 @@ static void wake_if_sleeping(struct rq_pdq *q)
 static struct pdq_bucket *bucket_of(struct rq_pdq *q, uint64_t key)
 {
     /* Fibonacci hashing: keys are often addresses or small integers. */
-    return &q->buckets[(key * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
+    return &q->buckets[(key * 0x9E3779B97F4A7C15ull) >> (64 - PDQ_BUCKET_BITS)];
 }
 
 /* Claim e's key: 1 when it was free (e now holds it), 0 when it is busy:
@@ -443,9 +446,15 @@ static struct pdq_entry *bl_first(const struct rq_pdq *q)
 
 static void bl_pop(struct rq_pdq *q)
 {
+    /* Admission is the serial part of dispatch, and a backlog's entries
+     * are cold: fetch the entry 8 ahead, and the key table's bucket of the
+     * one 4 ahead (whose entry the last prefetch brought). */
     q->bl_h++;
+    const uint64_t m = q->bl_cap - 1;
+    if (q->bl_h + 8 < q->bl_t)
+        __builtin_prefetch(q->bl[(q->bl_h + 8) & m]);
     if (q->bl_h + 4 < q->bl_t)
-        __builtin_prefetch(q->bl[(q->bl_h + 4) & (q->bl_cap - 1)]);
+        __builtin_prefetch(bucket_of(q, q->bl[(q->bl_h + 4) & m]->key), 1);
 }
 
 /* Under in_lk: append e to the backlog.  0, or RQ_ENOMEM (it cannot grow). */
@@ -581,11 +590,12 @@ static unsigned admit_locked(struct rq_pdq *q, struct pdq_ring *ring, unsigned c
     *one = NULL;
     if (q->seq_running || q->bl_h == q->bl_t)
         return 0;
+    /* At most cap entries per hold of in_lk (a thread admitting behind a
+     * hot key must not hold the lock its runner needs for long), and no
+     * more ready ones than the ring takes (one without a ring). */
     unsigned n = 0, ready = 0, room = ring != NULL ? ring_room(ring) : 1;
-    if (cap > room)
-        cap = room;
     struct pdq_entry *e;
-    while (ready < cap && (e = bl_first(q)) != NULL) {
+    while (n < cap && ready < room && (e = bl_first(q)) != NULL) {
         if (e->key == RQ_KEY_SEQUENTIAL) {
             if (n != 0 || q->admitted != sum_done(q, -1))
                 break; /* nothing passes it; it waits for what runs */
@@ -719,11 +729,11 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
     }
     count_started(q, 1);
     /* About to run a handler that may take long (or wait for a later
-     * message): ready work left behind is a sleeper's.  The fence orders
-     * this thread's pushes before its look at `sleepers` (sleep_until). */
+     * message): ready work left in the ring is a sleeper's.  (What waits
+     * in the backlog a stuck sleeper admits at its next look.)  The fence
+     * orders this thread's pushes before its look at `sleepers`. */
     if (q->nthreads > 1 && atomic_load_explicit(&q->sleepers, memory_order_relaxed) != 0 &&
-        ((ring != NULL && !ring_empty(ring)) ||
-         atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0))
+        ring != NULL && !ring_empty(ring))
         wake_if_sleeping(q);
     return e;
 }
@@ -924,8 +934,11 @@ static int work_left(struct rq_pdq *q, int stuck)
  * progress thread for packets a helper takes. */
 static void sleep_until(struct rq_pdq *q, uint64_t deadline, int stuck)
 {
+    /* A stuck thread sleeps until its next look, or until new work wakes
+     * it: it counts among the sleepers that pushes wake. */
+    const int wakeable = deadline == 0 || stuck;
     pthread_mutex_lock(&q->mu);
-    if (deadline == 0)
+    if (wakeable)
         atomic_fetch_add(&q->sleepers, 1);
     atomic_thread_fence(memory_order_seq_cst); /* before work_left's loads */
     if (atomic_fetch_sub(&q->awake, 1) == 1) {
@@ -934,13 +947,13 @@ static void sleep_until(struct rq_pdq *q, uint64_t deadline, int stuck)
         else if (q->ctx->vni.net_on)
             rqi_vni_ring(q->ctx, q->ctx->rank, RQI_BELL_NET);
     }
-    if (!atomic_load(&q->stop) && (deadline != 0 || !work_left(q, stuck))) {
+    if (!atomic_load(&q->stop) && ((deadline != 0 && !stuck) || !work_left(q, stuck))) {
         if (deadline != 0)
             wait_until_ns(q, deadline);
         else
             pthread_cond_wait(&q->work, &q->mu);
     }
-    if (deadline == 0)
+    if (wakeable)
         atomic_fetch_sub(&q->sleepers, 1);
     if (atomic_fetch_add(&q->awake, 1) == 0)
         atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
@@ -1010,10 +1023,18 @@ static void *worker_main(void *arg)
         else
             for (unsigned i = stuck ? 1u << (spins < 6 ? spins : 6) : 1; i != 0; i--)
                 rqi_cpu_relax();
-        /* Stuck behind busy keys with nothing else to do: sleep now; the
-         * threads holding the keys wake one when they leave ready work or
-         * an unadmitted backlog behind (next_ready), as new arrivals do. */
-        if (stuck || now - idle_since >= q->spin_ns) {
+        /* Stuck behind busy keys with nothing else to do: sleep now, and
+         * look again in RQ_PDQ_SPIN_US (what waits behind a busy key is
+         * admitted by then even if its thread runs long), or when ready
+         * work or new arrivals wake it.  Waking it each time a hot key's
+         * thread admits more of that key cost that thread a futex call
+         * per batch (0.8x of one thread). */
+        if (stuck) {
+            fb_flush(q, &fb);
+            sleep_until(q, now + (q->spin_ns != 0 ? q->spin_ns : 50000u), 1);
+            continue;
+        }
+        if (now - idle_since >= q->spin_ns) {
             fb_flush(q, &fb);
             /* An application thread that helped within the spin time
              * takes packets in as it helps: sleep until then with the
@@ -1022,7 +1043,7 @@ static void *worker_main(void *arg)
             uint64_t until = rqi_load_relaxed(&q->last_help_ns) + q->spin_ns;
             if (until <= now || q->spin_ns == 0)
                 until = 0;
-            sleep_until(q, until, stuck);
+            sleep_until(q, until, 0);
             if (until == 0) {
                 idle_since = 0;
                 spins = 0;
@@ -1119,7 +1140,7 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
     q->fallback_ns = ctx->cfg.v[RQI_CFG_PDQ_FALLBACK_US] * 1000u;
     q->limit = ctx->vb.limit;
     q->threads = calloc(attr->threads, sizeof *q->threads);
-    q->buckets = calloc(PDQ_BUCKETS, sizeof *q->buckets);
+    q->buckets = aligned_alloc(64, PDQ_BUCKETS * sizeof *q->buckets);
     q->rings = aligned_alloc(64, sizeof *q->rings * attr->threads);
     q->slots = aligned_alloc(64, sizeof *q->slots * q->nslots);
     if (q->threads == NULL || q->buckets == NULL || q->rings == NULL || q->slots == NULL) {
@@ -1131,6 +1152,7 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
         return NULL;
     }
     memset(q->rings, 0, sizeof *q->rings * attr->threads);
+    memset(q->buckets, 0, PDQ_BUCKETS * sizeof *q->buckets);
     memset(q->slots, 0, sizeof *q->slots * q->nslots);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
