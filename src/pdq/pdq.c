@@ -261,6 +261,17 @@ static struct pdq_bucket *bucket_of(struct rq_pdq *q, uint64_t key)
     return &q->buckets[(key * 0x9E3779B97F4A7C15ull) >> (64 - PDQ_BUCKET_BITS)];
 }
 
+/* Queue e behind r, the entry holding e's key (under the bucket's lock). */
+static void append_pending(struct pdq_entry *r, struct pdq_entry *e)
+{
+    e->next = NULL;
+    if (r->pend_tail != NULL)
+        r->pend_tail->next = e;
+    else
+        r->pend = e;
+    r->pend_tail = e;
+}
+
 /* Claim e's key: 1 when it was free (e now holds it), 0 when it is busy:
  * e is then queued behind the entry holding the key, or, without `queue`,
  * left alone. */
@@ -274,12 +285,7 @@ static int key_claim(struct rq_pdq *q, struct pdq_entry *e, int queue)
                 spin_unlock(&b->lk);
                 return 0;
             }
-            e->next = NULL;
-            if (r->pend_tail != NULL)
-                r->pend_tail->next = e;
-            else
-                r->pend = e;
-            r->pend_tail = e;
+            append_pending(r, e);
             spin_unlock(&b->lk);
             return 0;
         }
@@ -288,6 +294,49 @@ static int key_claim(struct rq_pdq *q, struct pdq_entry *e, int queue)
     b->chain = e;
     spin_unlock(&b->lk);
     return 1;
+}
+
+/* Admission's hold on one bucket across a run of one key's entries in the
+ * backlog: a hot key's run is appended under one lock, not one per entry
+ * (and not one chain walk per entry). */
+struct claim_hold {
+    struct pdq_bucket *b;      /* locked, or NULL */
+    struct pdq_entry  *holder; /* the entry holding key */
+    uint64_t           key;
+};
+
+/* key_claim with a queue, keeping the bucket locked in h for the next
+ * entry of the same key. */
+static int claim_held(struct rq_pdq *q, struct claim_hold *h, struct pdq_entry *e)
+{
+    if (h->b != NULL && h->key == e->key) {
+        append_pending(h->holder, e);
+        return 0;
+    }
+    if (h->b != NULL)
+        spin_unlock(&h->b->lk);
+    struct pdq_bucket *b = bucket_of(q, e->key);
+    spin_lock(&b->lk);
+    h->b = b;
+    h->key = e->key;
+    for (struct pdq_entry *r = b->chain; r != NULL; r = r->chain)
+        if (r->key == e->key) {
+            append_pending(r, e);
+            h->holder = r;
+            return 0;
+        }
+    e->pend = e->pend_tail = NULL;
+    e->chain = b->chain;
+    b->chain = e;
+    h->holder = e;
+    return 1;
+}
+
+static void claim_release(struct claim_hold *h)
+{
+    if (h->b != NULL)
+        spin_unlock(&h->b->lk);
+    h->b = NULL;
 }
 
 /* The running entry r of a key has run: take the key's pending entries
@@ -594,6 +643,7 @@ static unsigned admit_locked(struct rq_pdq *q, struct pdq_ring *ring, unsigned c
      * hot key must not hold the lock its runner needs for long), and no
      * more ready ones than the ring takes (one without a ring). */
     unsigned n = 0, ready = 0, room = ring != NULL ? ring_room(ring) : 1;
+    struct claim_hold h = {NULL, NULL, 0};
     struct pdq_entry *e;
     while (n < cap && ready < room && (e = bl_first(q)) != NULL) {
         if (e->key == RQ_KEY_SEQUENTIAL) {
@@ -610,7 +660,8 @@ static unsigned admit_locked(struct rq_pdq *q, struct pdq_ring *ring, unsigned c
             *one = e;
             break;
         }
-        if (!admit_one(q, e))
+        q->admitted++;
+        if (e->key != RQ_KEY_NOSYNC && !claim_held(q, &h, e))
             continue; /* behind its key's running entry */
         ready++;
         if (ring != NULL) {
@@ -620,6 +671,7 @@ static unsigned admit_locked(struct rq_pdq *q, struct pdq_ring *ring, unsigned c
             break;
         }
     }
+    claim_release(&h);
     if (n != 0)
         atomic_fetch_sub(&q->nbacklog, n);
     return n;
