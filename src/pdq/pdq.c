@@ -5,35 +5,39 @@
  * STRUCTURE (a message's way)
  *   arrival    A message for the PDQ's queue id is copied out of its lane
  *              into an entry (rqi_pdq_push, by whoever owns the context:
- *              a polling application thread, an idle PDQ thread or helper
- *              that takes the context by trylock (pump), or the progress
- *              thread woken by a doorbell) and appended to `backlog`, a
- *              FIFO in arrival order.  A PDQ thread taking packets in
- *              admits them at once when nothing is in the backlog (below),
- *              into its own ready ring.
+ *              a polling application thread, or an idle PDQ thread or
+ *              helper that takes the context by trylock: pump) and
+ *              appended to `backlog`, an array in arrival order.  A PDQ
+ *              thread taking packets in admits them at once into its own
+ *              ready ring while nothing is in the backlog, and takes in no
+ *              more than its ring holds (the rest waits in the lane).
  *   admission  Entries leave the backlog in arrival order, at most
  *              `window` admitted and not yet started at any time (the
  *              window: a key busy past it holds back only what is beyond).
  *              A keyed entry whose key is free claims the key in the key
  *              table and is ready; one whose key is busy is appended to
- *              the running entry's `pend` list and waits there; NOSYNC
+ *              the `pend` list of the entry holding the key; NOSYNC
  *              entries are ready at once.  Ready entries go to the
  *              admitting thread's ring (a helper runs its one at once).
+ *              At most PDQ_BATCH per hold of in_lk; a run of one key's
+ *              entries is appended under one hold of its bucket.
  *              RQ_KEY_SEQUENTIAL stops admission: it is admitted when
  *              everything admitted before it has completed, runs alone,
  *              and admission resumes when it returns.
  *   run        A thread pops its own ring (or steals from another's: a
  *              ready entry never waits behind a handler that blocks), runs
- *              the handler, then hands the key to the next pending entry
- *              of that key and runs it itself (the thread that finishes a
- *              key runs its next message), or frees the key.
- *   direct     A small packet taken in while the PDQ is idle (nothing in
- *              the backlog or the thread's ring) runs from a copy on the
- *              finding thread's stack, never queued (direct_run).
+ *              the handler, then takes the key's pending entries (all at
+ *              once) and runs them in order itself, the first entry
+ *              keeping the key until none is left (the thread that
+ *              finishes a key runs its next message); then frees it.
+ *   direct     A small packet taken in by a thread with nothing ready,
+ *              under light load, while the backlog is empty and its key
+ *              free, runs from a copy on the finding thread's stack, never
+ *              queued (direct_run).
  *   Per-key order is arrival order: admission is in arrival order under
- *   in_lk, and a key's entries wait in its running entry's `pend` FIFO.
+ *   in_lk, and a key's entries wait in the `pend` FIFO of its holder.
  *   No lock is taken per message by all threads: the key table has a lock
- *   per bucket (4096 of them), the rings one line per thread, the
+ *   per bucket (1024 of them, a line each), the rings one line per thread, the
  *   counters a slot per thread; in_lk is taken once per batch admitted
  *   (up to PDQ_BATCH entries) and once per arrival by the intake thread.
  *
@@ -68,7 +72,9 @@
  *     seq_cst fence and loads the bit; the sleeper sets the bit, then
  *     loads the lanes' tails and heads.  One of the two sees the other,
  *     so either the sender or the sleeper rings RQI_BELL_PDQ and the
- *     progress thread takes the packet in (waking a PDQ thread).
+ *     progress thread wakes a PDQ thread (rqi_pdq_wake), which takes the
+ *     packet in.  A thread stuck behind busy keys sleeps with a deadline
+ *     (RQ_PDQ_SPIN_US) and counts among `sleepers`: pushes wake it too.
  *
  * LOCK ORDER  context lock (core/mt.h) -> in_lk -> bucket lock; mu ->
  * in_lk (a sleeper's last look).  Nobody takes mu holding in_lk, and
