@@ -165,6 +165,7 @@ struct rq_pdq {
     pthread_cond_t   work;
     _Atomic unsigned sleepers;       /* asleep with no deadline */
     _Atomic unsigned awake;
+    _Atomic unsigned stuck;          /* asleep until their next look at a stuck backlog */
     pthread_mutex_t  drain_mu;       /* one drain's epoch at a time */
 };
 
@@ -787,11 +788,16 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
     }
     count_started(q, 1);
     /* About to run a handler that may take long (or wait for a later
-     * message): ready work left in the ring is a sleeper's.  (What waits
-     * in the backlog a stuck sleeper admits at its next look.)  The fence
-     * orders this thread's pushes before its look at `sleepers`. */
+     * message): ready work left in the ring is a sleeper's, and so is the
+     * backlog when no other thread will look at it (none awake, none
+     * asleep until its next look at a stuck backlog).  Waking a sleeper
+     * for a backlog that a stuck one looks at anyway cost a hot key's
+     * runner a futex call per batch.  The fence orders this thread's
+     * pushes before its look at `sleepers`. */
     if (q->nthreads > 1 && atomic_load_explicit(&q->sleepers, memory_order_relaxed) != 0 &&
-        ring != NULL && !ring_empty(ring))
+        ((ring != NULL && !ring_empty(ring)) ||
+         (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 &&
+          atomic_load(&q->awake) + atomic_load(&q->stuck) <= 1)))
         wake_if_sleeping(q);
     return e;
 }
@@ -998,6 +1004,8 @@ static void sleep_until(struct rq_pdq *q, uint64_t deadline, int stuck)
     pthread_mutex_lock(&q->mu);
     if (wakeable)
         atomic_fetch_add(&q->sleepers, 1);
+    if (stuck)
+        atomic_fetch_add(&q->stuck, 1);
     atomic_thread_fence(memory_order_seq_cst); /* before work_left's loads */
     if (atomic_fetch_sub(&q->awake, 1) == 1) {
         if (deadline == 0)
@@ -1013,6 +1021,8 @@ static void sleep_until(struct rq_pdq *q, uint64_t deadline, int stuck)
     }
     if (wakeable)
         atomic_fetch_sub(&q->sleepers, 1);
+    if (stuck)
+        atomic_fetch_sub(&q->stuck, 1);
     if (atomic_fetch_add(&q->awake, 1) == 0)
         atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
     pthread_mutex_unlock(&q->mu);
