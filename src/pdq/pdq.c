@@ -44,7 +44,9 @@
  * WHO WRITES WHAT (memory ordering)
  *   in_lk (spinlock: exchange acquires, unlocking store releases) guards
  *     the backlog, `admitted`, `arrived[]`, `epoch`, `seq_running`,
- *     `started_seen`, `bytes`, the free list.  nbacklog mirrors the
+ *     `started_seen`, the free list.  `bytes` (kept only under
+ *     RQ_VBUF_MAX) is added to under in_lk and taken from, relaxed, by
+ *     whichever thread frees an entry.  nbacklog mirrors the
  *     backlog's length: written under in_lk (seq_cst), read without it as
  *     a hint and by the sleep protocol.
  *   buckets[b].lk guards bucket b's chain (one running entry per busy key
@@ -155,7 +157,8 @@ struct rq_pdq {
     _Atomic uint64_t nbacklog; /* on in_lk's line: written under it */
     struct pdq_entry **bl;  /* the backlog: a circular array, bl_cap a power of two */
     uint64_t         bl_h, bl_t, bl_cap;
-    uint64_t         admitted, started_seen, arrived[2], bytes, limit;
+    uint64_t         admitted, started_seen, arrived[2], limit;
+    _Atomic uint64_t bytes;          /* queued bytes, kept when limit != 0 */
     unsigned         epoch;
     int              seq_running;
     struct pdq_entry *free_small;
@@ -459,15 +462,11 @@ static void fb_flush(struct rq_pdq *q, struct freeb *f)
 {
     if (f->n == 0)
         return;
-    uint64_t bytes = 0;
-    for (unsigned i = 0; i < f->n; i++) {
-        bytes += f->e[i]->bytes;
+    for (unsigned i = 0; i < f->n; i++)
         if (f->e[i]->how == RQI_PDQ_OWN)
             free(f->e[i]->data);
-    }
     unsigned keep = 0;
     in_lock(q);
-    q->bytes -= bytes;
     for (unsigned i = 0; i < f->n; i++) {
         struct pdq_entry *e = f->e[i];
         if (e->small && q->nfree < PDQ_FREE_MAX) {
@@ -488,6 +487,8 @@ static void fb_put(struct rq_pdq *q, struct freeb *f, struct pdq_entry *e)
 {
     if (e->how == RQI_PDQ_DIRECT)
         return; /* on its runner's stack */
+    if (q->limit != 0) /* at once: the intake may be waiting for room */
+        atomic_fetch_sub_explicit(&q->bytes, e->bytes, memory_order_relaxed);
     f->e[f->n++] = e;
     if (f->n == PDQ_FREE_BATCH)
         fb_flush(q, f);
@@ -569,7 +570,8 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
     struct pdq_entry *e = NULL;
     in_lock(q);
     for (;;) {
-        if (q->limit != 0 && q->bytes + acct > q->limit) {
+        if (q->limit != 0 &&
+            atomic_load_explicit(&q->bytes, memory_order_relaxed) + acct > q->limit) {
             in_unlock(q);
             free(e);
             return RQ_ENOMEM; /* RQ_VBUF_MAX: the packet waits in its lane */
@@ -613,7 +615,8 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
         return RQ_ENOMEM;
     }
     q->arrived[e->epoch]++;
-    q->bytes += acct;
+    if (q->limit != 0)
+        atomic_fetch_add_explicit(&q->bytes, acct, memory_order_relaxed);
     in_unlock(q);
     /* A thread that takes packets in to run them looks next itself. */
     if (queued && pumping != q)
@@ -1079,8 +1082,11 @@ static void *worker_main(void *arg)
             continue;
         }
         uint64_t now = rqi_mono_ns();
-        if (idle_since == 0)
+        if (idle_since == 0) {
             idle_since = now;
+            /* Idle: hand the freed entries back to the intake now. */
+            fb_flush(q, &fb);
+        }
         /* Look again at once for a few microseconds (a long pause between
          * looks is latency), then yield at every look: oversubscribed or
          * idle, be kind to the threads with work.  Stuck behind busy keys,
