@@ -36,6 +36,7 @@ enum { H_PING = 200, H_PONG = 201, H_TURN = 202, BATCHES = 9 };
 #define MAX_SAMPLES (1u << 20) /* single read misses kept (the latest) */
 
 static volatile uint64_t pongs, turns;
+static uint64_t expect; /* turns this rank has waited for: its share of the protocol */
 
 static void on_turn(rq_ctx_t *ctx, const rq_msg_t *m, void *a)
 {
@@ -174,15 +175,17 @@ int main(int argc, char **argv)
             rhit[bt] = rqa_ticks_to_s(hit) * 1e9 / (double)n;
             rq_request(ctx, 1, H_TURN, NULL, 0, NULL, 0, 0);
         } else if (me == 1) { /* an attentive home: it polls the DSM */
-            uint64_t want = turns + 1;
-            while (turns < want)
+            /* Counted, not "one more than now": rank 0's turn may already
+             * have run in the barrier's polls before this line. */
+            expect++;
+            while (turns < expect)
                 rqdsm_poll(dsm);
         }
         rq_barrier(ctx);
         /* write miss: the home takes the block back, then rank 0 asks */
         uint64_t wsum = 0;
         for (uint64_t i = 0; i < n && me <= 1; i++) {
-            uint64_t want = turns + 1;
+            const uint64_t want = ++expect;
             if (me == 1) {
                 rqdsm_start_write(r, 0, 0);
                 ((volatile char *)rqdsm_ptr(r))[0] = (char)i;
