@@ -240,21 +240,36 @@ static void stream_pin(struct rqb *b, int on)
                     sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
+/* Let the calling thread (and the threads it starts) run on every CPU;
+ * *saved gets its pin back for restore_affinity.  Returns whether it was
+ * saved. */
+static int widen_affinity(cpu_set_t *saved)
+{
+    cpu_set_t all;
+    int have = sched_getaffinity(0, sizeof *saved, saved) == 0;
+    CPU_ZERO(&all);
+    for (int i = 0; i < get_nprocs() && i < CPU_SETSIZE; i++)
+        CPU_SET(i, &all);
+    sched_setaffinity(0, sizeof all, &all);
+    return have;
+}
+
+static void restore_affinity(int have, const cpu_set_t *saved)
+{
+    if (have)
+        sched_setaffinity(0, sizeof *saved, saved);
+}
+
 /* Open the PDQ with its threads free to run on every CPU (the stream
  * shape: on every CPU rank 0 may use). */
 static int open_unpinned(rq_ctx_t *ctx, const rq_pdq_attr_t *at, rq_pdq_t **pdq)
 {
     if (stream_pinned)
         return rq_pdq_open(ctx, QID, at, pdq);
-    cpu_set_t mine, all;
-    int have = sched_getaffinity(0, sizeof mine, &mine) == 0;
-    CPU_ZERO(&all);
-    for (int i = 0; i < get_nprocs() && i < CPU_SETSIZE; i++)
-        CPU_SET(i, &all);
-    sched_setaffinity(0, sizeof all, &all);
+    cpu_set_t mine;
+    int have = widen_affinity(&mine);
     int rc = rq_pdq_open(ctx, QID, at, pdq);
-    if (have)
-        sched_setaffinity(0, sizeof mine, &mine);
+    restore_affinity(have, &mine);
     return rc;
 }
 
@@ -481,18 +496,13 @@ static double limit_run(struct rqb *b, void *arg)
             a[t].go = &go;
             a[t].end = 0;
         }
-        cpu_set_t mine, all;
-        int have = sched_getaffinity(0, sizeof mine, &mine) == 0;
-        CPU_ZERO(&all);
-        for (int i = 0; i < get_nprocs() && i < CPU_SETSIZE; i++)
-            CPU_SET(i, &all);
-        sched_setaffinity(0, sizeof all, &all);
+        cpu_set_t mine;
+        int have = widen_affinity(&mine);
         unsigned made = 0;
         for (; split != NULL && made < c->T; made++)
             if (pthread_create(&th[made], NULL, limit_thread, &a[made]) != 0)
                 break;
-        if (have)
-            sched_setaffinity(0, sizeof mine, &mine);
+        restore_affinity(have, &mine);
         nap(1000000); /* let them spread over the CPUs */
         uint64_t t0 = rqb_now_ns(), end = t0;
         atomic_store_explicit(&go, 1, memory_order_release);
