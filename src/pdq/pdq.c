@@ -93,6 +93,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdio.h>
 
 #include "am/am.h"
 #include "core/sys.h"
@@ -100,9 +101,10 @@
 
 #define PDQ_MAX_THREADS  1024u
 #define PDQ_SMALL_BYTES  256u  /* entries up to this size are recycled */
-#define PDQ_FREE_MAX     4096u
+#define PDQ_FREE_MAX     65536u /* recycled entries kept: a backlog's peak, up to 16 MiB */
 #define PDQ_FREE_BATCH   32u   /* entries a thread frees at once */
 #define PDQ_BATCH        16u   /* entries admitted at once */
+#define PDQ_WINDOW_PER_THREAD 32u /* the least default window, per thread */
 #define PDQ_RING         64u   /* a thread's ready ring (power of two) */
 #define PDQ_BUCKETS      1024u /* key table buckets, a lock and a line each */
 #define PDQ_BUCKET_BITS  10
@@ -120,6 +122,8 @@ struct pdq_entry {
     uint32_t          src, tag;
     uint8_t           nargs, how, small, epoch;
     uint32_t          bytes; /* accounted size */
+    uint64_t          gen;    /* RQ_KEY_SEQUENTIAL entries that arrived before it */
+    uint64_t          before; /* a SEQUENTIAL entry: all entries that arrived before it */
     _Alignas(8) uint64_t args[];
 };
 
@@ -128,6 +132,17 @@ struct pdq_entry {
 struct pdq_bucket {
     _Alignas(64) _Atomic int lk;
     struct pdq_entry *chain;
+};
+
+/* A part of the backlog: the entries of the keys whose bucket is b with
+ * b mod nshards = its index, in arrival order.  PDQ thread i admits from
+ * shard i first, so a key's entries, its bucket and (in the handlers) its
+ * data stay on one thread's core while the load is even. */
+struct pdq_shard {
+    _Alignas(64) _Atomic int lk;
+    _Atomic uint64_t   n;   /* entries queued: written under lk, read as a hint */
+    struct pdq_entry **bl;  /* circular, cap a power of two */
+    uint64_t           h, t, cap;
 };
 
 struct pdq_ring {
@@ -142,7 +157,7 @@ struct pdq_slot {
 
 struct rq_pdq {
     rq_ctx_t        *ctx;
-    unsigned         qid, nthreads, nslots, window;
+    unsigned         qid, nthreads, nslots, window, batch;
     int              mode;
     uint64_t         spin_ns, fallback_ns, gen;
     pthread_t       *threads;
@@ -153,20 +168,29 @@ struct rq_pdq {
     struct pdq_ring   *rings; /* one per PDQ thread */
     struct pdq_slot   *slots; /* PDQ threads', then PDQ_EXTRA_SLOTS shared */
 
+    struct pdq_shard  *shards; /* nshards = nthreads */
+    unsigned           nshards;
+    uint64_t           limit;
+
+    _Alignas(64) _Atomic uint64_t admitted; /* the window's reservations */
+    _Atomic uint64_t   started_seen;        /* a lower bound of sum_started */
+    _Alignas(64) _Atomic uint64_t nbacklog; /* entries in the shards */
+    _Alignas(64) _Atomic int intake;        /* a PDQ thread or helper pumps */
+    _Alignas(64) _Atomic uint64_t gen_open; /* SEQUENTIAL entries completed */
+    _Atomic uint64_t   seq_arrived;         /* SEQUENTIAL entries arrived */
+
     _Alignas(64) _Atomic int in_lk;
-    _Atomic uint64_t nbacklog; /* on in_lk's line: written under it */
-    struct pdq_entry **bl;  /* the backlog: a circular array, bl_cap a power of two */
-    uint64_t         bl_h, bl_t, bl_cap;
-    uint64_t         admitted, started_seen, arrived[2], limit;
+    uint64_t         arrived[2], arrived_all;
     _Atomic uint64_t bytes;          /* queued bytes, kept when limit != 0 */
     unsigned         epoch;
-    int              seq_running;
+    struct pdq_entry *seq_head, *seq_tail; /* SEQUENTIAL entries, in arrival order */
     struct pdq_entry *free_small;
     unsigned         nfree;
 
     _Alignas(64) pthread_mutex_t mu; /* only to sleep on `work` */
     pthread_cond_t   work;
     _Atomic unsigned sleepers;       /* asleep with no deadline */
+    _Atomic unsigned signalled;      /* sleepers signalled and not yet up (under mu) */
     _Atomic unsigned awake;
     _Atomic unsigned stuck;          /* asleep until their next look at a stuck backlog */
     pthread_mutex_t  drain_mu;       /* one drain's epoch at a time */
@@ -250,8 +274,13 @@ static void in_unlock(struct rq_pdq *q) { spin_unlock(&q->in_lk); }
 
 static void wake_one(struct rq_pdq *q)
 {
+
     pthread_mutex_lock(&q->mu);
-    pthread_cond_signal(&q->work);
+    if (atomic_load_explicit(&q->signalled, memory_order_relaxed) <
+        atomic_load_explicit(&q->sleepers, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&q->signalled, 1, memory_order_relaxed);
+        pthread_cond_signal(&q->work);
+    }
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -259,16 +288,31 @@ static void wake_one(struct rq_pdq *q)
 static void wake_if_sleeping(struct rq_pdq *q)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load(&q->sleepers) != 0)
+    /* A sleeper already signalled looks for work when it is up: signalling
+     * another only for it cost a running thread a futex call per message
+     * until the first was scheduled. */
+    unsigned sl = atomic_load(&q->sleepers);
+    if (sl != 0 && atomic_load_explicit(&q->signalled, memory_order_relaxed) < sl)
         wake_one(q);
 }
 
 /* ---- the key table -------------------------------------------------- */
 
-static struct pdq_bucket *bucket_of(struct rq_pdq *q, uint64_t key)
+static unsigned bucket_index(uint64_t key)
 {
     /* Fibonacci hashing: keys are often addresses or small integers. */
-    return &q->buckets[(key * 0x9E3779B97F4A7C15ull) >> (64 - PDQ_BUCKET_BITS)];
+    return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> (64 - PDQ_BUCKET_BITS));
+}
+
+static struct pdq_bucket *bucket_of(struct rq_pdq *q, uint64_t key)
+{
+    return &q->buckets[bucket_index(key)];
+}
+
+/* A key's shard: its bucket's, so a shard's buckets are its own. */
+static struct pdq_shard *shard_of(struct rq_pdq *q, uint64_t key)
+{
+    return &q->shards[bucket_index(key) % q->nshards];
 }
 
 /* Queue e behind r, the entry holding e's key (under the bucket's lock). */
@@ -411,7 +455,8 @@ static struct pdq_entry *steal(struct rq_pdq *q, const struct pdq_ring *mine)
     unsigned n = q->nthreads, start = mine != NULL ? (unsigned)(mine - q->rings) + 1 : 0;
     for (unsigned i = 0; i < n; i++) {
         struct pdq_ring *r = &q->rings[(start + i) % n];
-        if (r == mine || ring_empty(r))
+        if (r == mine || ring_empty(r)) /* even a lone entry: its owner may be
+                                            in a handler that waits for it */
             continue;
         struct pdq_entry *e = ring_pop(r);
         if (e != NULL)
@@ -442,13 +487,48 @@ static uint64_t sum_done(const struct rq_pdq *q, int epoch)
     return s;
 }
 
-/* Under in_lk: room in the window (admitted entries not yet started). */
-static int window_room(struct rq_pdq *q)
+/* Reserve up to `want` admissions in the window (admitted entries not yet
+ * started stay under `window`); returns how many it granted, 0 when the
+ * window is full.  The counters' slots are summed only when the cached
+ * lower bound of `started` says full.  The counters publish no data (the
+ * rings and locks do): relaxed. */
+static unsigned window_take(struct rq_pdq *q, unsigned want)
 {
-    if (q->admitted - q->started_seen < q->window)
-        return 1;
-    q->started_seen = sum_started(q); /* only when the cached bound says full */
-    return q->admitted - q->started_seen < q->window;
+    uint64_t a = atomic_load_explicit(&q->admitted, memory_order_relaxed);
+    int fresh = 0;
+    for (;;) {
+        uint64_t s = atomic_load_explicit(&q->started_seen, memory_order_relaxed);
+        uint64_t busy = a > s ? a - s : 0;
+        if (busy >= q->window) {
+            if (fresh)
+                return 0;
+            uint64_t now = sum_started(q), old = s;
+            while (now > old && !atomic_compare_exchange_weak_explicit(
+                                    &q->started_seen, &old, now, memory_order_relaxed,
+                                    memory_order_relaxed))
+                ;
+            fresh = 1;
+            a = atomic_load_explicit(&q->admitted, memory_order_relaxed);
+            continue;
+        }
+        unsigned k = want < q->window - busy ? want : (unsigned)(q->window - busy);
+        if (atomic_compare_exchange_weak_explicit(&q->admitted, &a, a + k, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return k;
+    }
+}
+
+static void window_give(struct rq_pdq *q, unsigned k)
+{
+    if (k != 0)
+        atomic_fetch_sub_explicit(&q->admitted, k, memory_order_relaxed);
+}
+
+/* Room in the window now (a sleeper's last look). */
+static int window_open(struct rq_pdq *q)
+{
+    uint64_t a = atomic_load_explicit(&q->admitted, memory_order_relaxed), s = sum_started(q);
+    return a <= s || a - s < q->window;
 }
 
 /* ---- entries ------------------------------------------------------------ */
@@ -494,53 +574,49 @@ static void fb_put(struct rq_pdq *q, struct freeb *f, struct pdq_entry *e)
         fb_flush(q, f);
 }
 
-/* The backlog is an array, not a list: admission walks it with the next
- * entries prefetched (a list of cold entries is one miss after another). */
-static struct pdq_entry *bl_first(const struct rq_pdq *q)
+/* A shard's backlog is an array, not a list: admission walks it with the
+ * next entries prefetched (a list of cold entries is one miss after
+ * another).  Under the shard's lock. */
+static struct pdq_entry *sh_first(const struct pdq_shard *sh)
 {
-    return q->bl_h != q->bl_t ? q->bl[q->bl_h & (q->bl_cap - 1)] : NULL;
+    return sh->h != sh->t ? sh->bl[sh->h & (sh->cap - 1)] : NULL;
 }
 
-static void bl_pop(struct rq_pdq *q)
+static void sh_pop(struct rq_pdq *q, struct pdq_shard *sh)
 {
-    /* Admission is the serial part of dispatch, and a backlog's entries
-     * are cold: fetch the entry 8 ahead, and the key table's bucket of the
-     * one 4 ahead (whose entry the last prefetch brought). */
-    q->bl_h++;
-    const uint64_t m = q->bl_cap - 1;
-    if (q->bl_h + 8 < q->bl_t)
-        __builtin_prefetch(q->bl[(q->bl_h + 8) & m]);
-    if (q->bl_h + 4 < q->bl_t)
-        __builtin_prefetch(bucket_of(q, q->bl[(q->bl_h + 4) & m]->key), 1);
+    /* Fetch the entry 8 ahead, and the key table's bucket of the one 4
+     * ahead (whose entry the last prefetch brought). */
+    sh->h++;
+    const uint64_t m = sh->cap - 1;
+    if (sh->h + 8 < sh->t) {
+        const char *e8 = (const char *)sh->bl[(sh->h + 8) & m];
+        __builtin_prefetch(e8); /* the header; its arguments are on the next line */
+        __builtin_prefetch(e8 + 64);
+    }
+    if (sh->h + 4 < sh->t)
+        __builtin_prefetch(bucket_of(q, sh->bl[(sh->h + 4) & m]->key), 1);
 }
 
-/* Under in_lk: append e to the backlog.  0, or RQ_ENOMEM (it cannot grow). */
-static int backlog_append(struct rq_pdq *q, struct pdq_entry *e)
+/* Append e to shard sh.  0, or RQ_ENOMEM (it cannot grow). */
+static int sh_append(struct pdq_shard *sh, struct pdq_entry *e)
 {
-    if (q->bl_t - q->bl_h == q->bl_cap) {
-        uint64_t cap = q->bl_cap != 0 ? 2 * q->bl_cap : 256;
+    if (sh->t - sh->h == sh->cap) {
+        uint64_t cap = sh->cap != 0 ? 2 * sh->cap : 256;
         struct pdq_entry **n = malloc(sizeof *n * cap);
         if (n == NULL)
             return RQ_ENOMEM;
-        uint64_t len = q->bl_t - q->bl_h;
+        uint64_t len = sh->t - sh->h;
         for (uint64_t i = 0; i < len; i++)
-            n[i] = q->bl[(q->bl_h + i) & (q->bl_cap - 1)];
-        free(q->bl);
-        q->bl = n;
-        q->bl_cap = cap;
-        q->bl_h = 0;
-        q->bl_t = len;
+            n[i] = sh->bl[(sh->h + i) & (sh->cap - 1)];
+        free(sh->bl);
+        sh->bl = n;
+        sh->cap = cap;
+        sh->h = 0;
+        sh->t = len;
     }
-    q->bl[q->bl_t++ & (q->bl_cap - 1)] = e;
-    atomic_fetch_add(&q->nbacklog, 1);
+    sh->bl[sh->t++ & (sh->cap - 1)] = e;
+    atomic_store_explicit(&sh->n, sh->t - sh->h, memory_order_relaxed);
     return 0;
-}
-
-/* Under in_lk: admit e (out of the backlog or at arrival); 1 if ready. */
-static int admit_one(struct rq_pdq *q, struct pdq_entry *e)
-{
-    q->admitted++;
-    return e->key == RQ_KEY_NOSYNC || key_claim(q, e, 1);
 }
 
 /* Under in_lk: a recycled small entry, or NULL. */
@@ -579,7 +655,8 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
         if (e != NULL || (small && (e = free_pop(q)) != NULL))
             break;
         in_unlock(q);
-        if ((e = malloc(small ? PDQ_SMALL_BYTES : size)) == NULL)
+        /* Small entries on whole lines: header and arguments in two. */
+        if ((e = small ? aligned_alloc(64, PDQ_SMALL_BYTES) : malloc(size)) == NULL)
             return RQ_ENOMEM;
         in_lock(q);
     }
@@ -600,20 +677,43 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
         e->data = data;
     }
     e->epoch = (uint8_t)q->epoch; /* before anyone else can see e */
+    const uint64_t seqs = atomic_load_explicit(&q->seq_arrived, memory_order_relaxed);
+    e->gen = seqs;
     int queued = 1;
-    if (ring != NULL && q->bl_h == q->bl_t && !q->seq_running && key != RQ_KEY_SEQUENTIAL &&
-        ring_room(ring) != 0 && window_room(q)) {
-        if (admit_one(q, e))
-            ring_push(ring, e);
-        queued = 0;
-    } else if (backlog_append(q, e) != 0) {
-        e->next = q->free_small; /* back where it came from (or freed at close) */
-        q->free_small = e;
-        q->nfree++;
-        e->small = 1;
-        in_unlock(q);
-        return RQ_ENOMEM;
+    if (key == RQ_KEY_SEQUENTIAL) {
+        e->before = q->arrived_all;
+        e->next = NULL;
+        if (q->seq_tail != NULL)
+            q->seq_tail->next = e;
+        else
+            q->seq_head = e;
+        q->seq_tail = e;
+        atomic_store_explicit(&q->seq_arrived, seqs + 1, memory_order_relaxed);
+    } else {
+        /* NOSYNC entries have no order to keep: spread over the shards. */
+        struct pdq_shard *sh = key == RQ_KEY_NOSYNC ? &q->shards[q->arrived_all % q->nshards]
+                                                    : shard_of(q, key);
+        spin_lock(&sh->lk);
+        if (ring != NULL && sh->h == sh->t &&
+            seqs == atomic_load_explicit(&q->gen_open, memory_order_relaxed) &&
+            ring_room(ring) != 0 && window_take(q, 1) != 0) {
+            if (key == RQ_KEY_NOSYNC || key_claim(q, e, 1))
+                ring_push(ring, e);
+            queued = 0;
+        } else if (sh_append(sh, e) != 0) {
+            spin_unlock(&sh->lk);
+            e->next = q->free_small; /* back where it came from (or freed at close) */
+            q->free_small = e;
+            q->nfree++;
+            e->small = 1;
+            in_unlock(q);
+            return RQ_ENOMEM;
+        } else {
+            atomic_fetch_add(&q->nbacklog, 1);
+        }
+        spin_unlock(&sh->lk);
     }
+    q->arrived_all++;
     q->arrived[e->epoch]++;
     if (q->limit != 0)
         atomic_fetch_add_explicit(&q->bytes, acct, memory_order_relaxed);
@@ -637,40 +737,25 @@ int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
 
 /* ---- admission ----------------------------------------------------------- */
 
-/* Under in_lk: admit from the backlog, in arrival order, while the window
- * has room: ready entries go to ring (at most its room and cap), or, with
- * no ring, the first ready one is returned to run at once (*one).  A
- * RQ_KEY_SEQUENTIAL entry is admitted alone, once everything admitted
- * before it completed: returned in *one with *seq set.  Returns entries
- * admitted. */
-static unsigned admit_locked(struct rq_pdq *q, struct pdq_ring *ring, unsigned cap,
-                             struct pdq_entry **one)
+/* Under sh->lk: admit from shard sh's head, in arrival order, as many as
+ * the window grants (at most cap), while the entries are of the open
+ * generation (none waits for a RQ_KEY_SEQUENTIAL entry): ready entries go
+ * to ring (at most its room), or, with no ring, the first ready one is
+ * returned to run at once (*one).  Returns entries admitted. */
+static unsigned admit_shard(struct rq_pdq *q, struct pdq_shard *sh, struct pdq_ring *ring,
+                            struct pdq_entry **one)
 {
-    *one = NULL;
-    if (q->seq_running || q->bl_h == q->bl_t)
+    const uint64_t len = sh->t - sh->h;
+    const uint64_t open = atomic_load_explicit(&q->gen_open, memory_order_acquire);
+    if (len == 0 || sh_first(sh)->gen != open)
         return 0;
-    /* At most cap entries per hold of in_lk (a thread admitting behind a
-     * hot key must not hold the lock its runner needs for long), and no
-     * more ready ones than the ring takes (one without a ring). */
+    const unsigned granted = window_take(q, len < q->batch ? (unsigned)len : q->batch);
     unsigned n = 0, ready = 0, room = ring != NULL ? ring_room(ring) : 1;
     struct claim_hold h = {NULL, NULL, 0};
     struct pdq_entry *e;
-    while (n < cap && ready < room && (e = bl_first(q)) != NULL) {
-        if (e->key == RQ_KEY_SEQUENTIAL) {
-            if (n != 0 || q->admitted != sum_done(q, -1))
-                break; /* nothing passes it; it waits for what runs */
-            q->seq_running = 1;
-        } else if (!window_room(q)) {
-            break;
-        }
-        bl_pop(q);
+    while (n < granted && ready < room && (e = sh_first(sh)) != NULL && e->gen == open) {
+        sh_pop(q, sh);
         n++;
-        if (e->key == RQ_KEY_SEQUENTIAL) {
-            q->admitted++;
-            *one = e;
-            break;
-        }
-        q->admitted++;
         if (e->key != RQ_KEY_NOSYNC && !claim_held(q, &h, e))
             continue; /* behind its key's running entry */
         ready++;
@@ -682,26 +767,79 @@ static unsigned admit_locked(struct rq_pdq *q, struct pdq_ring *ring, unsigned c
         }
     }
     claim_release(&h);
-    if (n != 0)
+    window_give(q, granted - n);
+    if (n != 0) {
+        atomic_store_explicit(&sh->n, sh->t - sh->h, memory_order_relaxed);
         atomic_fetch_sub(&q->nbacklog, n);
+    }
     return n;
 }
 
-/* Admit what may run from the backlog (see admit_locked); *one as there.
- * Wakes a sleeper when this left ready work for a second thread. */
-static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, struct pdq_entry **one)
+/* Admit from the shards (see admit_shard): a PDQ thread from its own
+ * (others: false), or from the others, by trylock (their owners admit
+ * there); a helper (no ring) from every shard, starting at its own turn.
+ * *one as there.  Wakes a sleeper when this left ready work for a
+ * second thread. */
+static _Thread_local unsigned help_turn __attribute__((tls_model("initial-exec")));
+static _Thread_local int admit_passed __attribute__((tls_model("initial-exec")));
+
+static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, int others, struct pdq_entry **one)
 {
     *one = NULL;
     if (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) == 0)
         return 0;
-    in_lock(q);
-    unsigned n = admit_locked(q, ring, PDQ_BATCH, one);
-    in_unlock(q);
-    /* Ready work for a second thread; what stays in the backlog (behind
+    const unsigned ns = q->nshards;
+    unsigned n = 0, first, count;
+    if (ring == NULL) {
+        first = help_turn++ % ns;
+        count = ns;
+    } else {
+        const unsigned mine = (unsigned)(ring - q->rings) % ns;
+        first = others ? mine + 1 : mine;
+        count = others ? ns - 1 : 1;
+    }
+    for (unsigned i = 0; i < count && n == 0; i++) {
+        struct pdq_shard *sh = &q->shards[(first + i) % ns];
+        if (atomic_load_explicit(&sh->n, memory_order_relaxed) == 0)
+            continue;
+        if (ring == NULL || !others)
+            spin_lock(&sh->lk);
+        else if (atomic_exchange_explicit(&sh->lk, 1, memory_order_acquire) != 0) {
+            admit_passed = 1; /* its owner admits there: not stuck, busy */
+            continue;
+        }
+        n = admit_shard(q, sh, ring, one);
+        spin_unlock(&sh->lk);
+    }
+    /* Ready work for a second thread; what stays in the shard (behind
      * busy keys, or beyond this batch) this thread admits itself next. */
     if (n != 0 && ring != NULL && PDQ_RING - ring_room(ring) >= 2)
         wake_if_sleeping(q);
     return n;
+}
+
+/* The first RQ_KEY_SEQUENTIAL entry, taken out if it may run now: every
+ * entry that arrived before it has completed (the SEQUENTIAL ones before
+ * it too); nothing that arrived after it is admitted until it returns
+ * (their generation opens then). */
+static struct pdq_entry *seq_take(struct rq_pdq *q)
+{
+    if (atomic_load_explicit(&q->seq_arrived, memory_order_relaxed) ==
+        atomic_load_explicit(&q->gen_open, memory_order_relaxed))
+        return NULL;
+    in_lock(q);
+    struct pdq_entry *e = q->seq_head;
+    if (e != NULL && e->gen == atomic_load_explicit(&q->gen_open, memory_order_relaxed) &&
+        sum_done(q, -1) == e->before) {
+        q->seq_head = e->next;
+        if (q->seq_head == NULL)
+            q->seq_tail = NULL;
+        atomic_fetch_add_explicit(&q->admitted, 1, memory_order_relaxed); /* beside the window */
+    } else {
+        e = NULL;
+    }
+    in_unlock(q);
+    return e;
 }
 
 /* ---- running ------------------------------------------------------------- */
@@ -743,9 +881,11 @@ static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *f
     rqi_pdq_handler_depth++;
     if (key == RQ_KEY_NOSYNC || key == RQ_KEY_SEQUENTIAL) {
         run_one(q, e, s, fb, &ran, &rejected, 0);
-        if (key == RQ_KEY_SEQUENTIAL) {
+        if (key == RQ_KEY_SEQUENTIAL) { /* what arrived after it may go */
             in_lock(q);
-            q->seq_running = 0;
+            atomic_store_explicit(&q->gen_open,
+                                  atomic_load_explicit(&q->gen_open, memory_order_relaxed) + 1,
+                                  memory_order_release);
             in_unlock(q);
         }
     } else {
@@ -774,19 +914,37 @@ static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *f
  * running threads need (a hot key's bucket, their counters' lines). */
 static _Thread_local int backlog_stuck __attribute__((tls_model("initial-exec")));
 
+static int seq_waiting(const struct rq_pdq *q)
+{
+    return atomic_load_explicit(&q->seq_arrived, memory_order_relaxed) !=
+           atomic_load_explicit(&q->gen_open, memory_order_relaxed);
+}
+
+/* In the order that keeps a key's work on one core: this thread's ring,
+ * its shard, the other threads' rings (ready work waiting behind a
+ * handler), their shards, a RQ_KEY_SEQUENTIAL entry. */
 static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
 {
     backlog_stuck = 0;
+    admit_passed = 0;
     struct pdq_entry *e = ring != NULL ? ring_pop(ring) : NULL;
-    if (e == NULL) {
-        admit(q, ring, &e);
-        if (e == NULL && ring != NULL)
-            e = ring_pop(ring);
+    if (e == NULL && ring != NULL) {
+        admit(q, ring, 0, &e);
+        e = ring_pop(ring);
     }
     if (e == NULL)
         e = steal(q, ring);
     if (e == NULL) {
-        backlog_stuck = atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0;
+        admit(q, ring, 1, &e);
+        if (e == NULL && ring != NULL)
+            e = ring_pop(ring);
+    }
+    if (e == NULL)
+        e = seq_take(q);
+    if (e == NULL) {
+        backlog_stuck = !admit_passed &&
+                        (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 ||
+                         seq_waiting(q));
         return NULL;
     }
     count_started(q, 1);
@@ -847,12 +1005,26 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
     struct pdq_entry *e = (struct pdq_entry *)(void *)buf;
     e->key = m.key;
     in_lock(q);
-    int ok = q->bl_h == q->bl_t && !q->seq_running && window_room(q) &&
-             (m.key == RQ_KEY_NOSYNC || key_claim(q, e, 0));
+    /* Nothing waits for a SEQUENTIAL entry, nothing of its key is queued
+     * (its shard is empty), the window has room, the key is free. */
+    int ok = atomic_load_explicit(&q->seq_arrived, memory_order_relaxed) ==
+             atomic_load_explicit(&q->gen_open, memory_order_relaxed);
+    if (ok && m.key == RQ_KEY_NOSYNC) {
+        ok = window_take(q, 1) != 0;
+    } else if (ok) {
+        struct pdq_shard *sh = shard_of(q, m.key);
+        spin_lock(&sh->lk);
+        ok = sh->h == sh->t && window_take(q, 1) != 0;
+        if (ok && !key_claim(q, e, 0)) {
+            window_give(q, 1);
+            ok = 0;
+        }
+        spin_unlock(&sh->lk);
+    }
     if (ok) {
         e->epoch = (uint8_t)q->epoch;
         q->arrived[e->epoch]++;
-        q->admitted++;
+        q->arrived_all++;
     }
     in_unlock(q);
     if (!ok)
@@ -873,6 +1045,7 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
     ctx->stats.received++; /* as the intake counts it: a PDQ's packets are
                               neither run in place nor buffered */
     rqi_vni_leave(&ctx->vni, ctx);
+    atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
     rqi_mt_unlock(&ctx->mt);
     pumping = NULL; /* what the handler's sends take in wakes as usual */
     count_started(q, 1);
@@ -891,8 +1064,11 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
 static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
 {
     rq_ctx_t *ctx = q->ctx;
-    if (!rqi_mt_trylock(&ctx->mt))
+    /* One of q's threads takes packets in at a time: the others' trylocks
+     * would only pull the context lock's line away from it. */
+    if (atomic_load_explicit(&q->intake, memory_order_relaxed) || !rqi_mt_trylock(&ctx->mt))
         return 0;
+    atomic_store_explicit(&q->intake, 1, memory_order_relaxed);
     /* Direct only with the context's lock taken here (not nested in a
      * call that holds it) and delivery not forced through the buffer. */
     if (direct != NULL && (!light || ctx->mt.depth != 1 || ctx->buffer_always ||
@@ -910,7 +1086,7 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
         while ((p = rqi_rx_next_lane(ctx, rx)) != NULL && ctx->pdq[p->qid] != NULL) {
             if (direct != NULL && ctx->pdq[p->qid] == q && p->kind == RQI_PK_INLINE &&
                 (*direct = direct_run(q, rx, p, fb)) != 0)
-                return n + 1; /* it ran; the context is let go */
+                return n + 1; /* it ran; the context (and intake) let go */
             direct = NULL; /* one try: behind a queued packet, queue */
             /* A PDQ thread takes in of q's packets only what it can admit
              * into its ring at once: the rest waits in the lane (copied
@@ -925,6 +1101,7 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
         }
     }
     rqi_vni_leave(&ctx->vni, ctx);
+    atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
     rqi_mt_unlock(&ctx->mt);
     light = n <= 1;
     return n;
@@ -983,14 +1160,27 @@ static int work_left(struct rq_pdq *q, int stuck)
     for (unsigned i = 0; i < q->nthreads; i++)
         if (!ring_empty(&q->rings[i]))
             return 1;
-    if (stuck || atomic_load(&q->nbacklog) == 0)
+    if (stuck)
         return 0;
-    in_lock(q);
-    struct pdq_entry *e = bl_first(q);
-    int may = e != NULL && !q->seq_running &&
-              (e->key == RQ_KEY_SEQUENTIAL ? q->admitted == sum_done(q, -1) : window_room(q));
-    in_unlock(q);
-    return may;
+    if (seq_waiting(q)) {
+        in_lock(q);
+        struct pdq_entry *e = q->seq_head;
+        int may = e != NULL && e->gen == atomic_load(&q->gen_open) && sum_done(q, -1) == e->before;
+        in_unlock(q);
+        if (may)
+            return 1;
+    }
+    if (atomic_load(&q->nbacklog) == 0)
+        return 0;
+    const uint64_t open = atomic_load(&q->gen_open);
+    int may = 0;
+    for (unsigned i = 0; i < q->nshards && !may; i++) {
+        struct pdq_shard *sh = &q->shards[i];
+        spin_lock(&sh->lk);
+        may = sh->h != sh->t && sh_first(sh)->gen == open;
+        spin_unlock(&sh->lk);
+    }
+    return may && window_open(q);
 }
 
 /* Sleep until signalled (or until deadline, 0: none), unless work came
@@ -1004,6 +1194,7 @@ static void sleep_until(struct rq_pdq *q, uint64_t deadline, int stuck)
     /* A stuck thread sleeps until its next look, or until new work wakes
      * it: it counts among the sleepers that pushes wake. */
     const int wakeable = deadline == 0 || stuck;
+
     pthread_mutex_lock(&q->mu);
     if (wakeable)
         atomic_fetch_add(&q->sleepers, 1);
@@ -1024,6 +1215,10 @@ static void sleep_until(struct rq_pdq *q, uint64_t deadline, int stuck)
     }
     if (wakeable)
         atomic_fetch_sub(&q->sleepers, 1);
+    /* Up, by a signal or not: one signal fewer outstanding (an undercount
+     * only signals once more; the woken look for work either way). */
+    if (atomic_load_explicit(&q->signalled, memory_order_relaxed) != 0)
+        atomic_fetch_sub_explicit(&q->signalled, 1, memory_order_relaxed);
     if (stuck)
         atomic_fetch_sub(&q->stuck, 1);
     if (atomic_fetch_add(&q->awake, 1) == 0)
@@ -1054,6 +1249,9 @@ static void *worker_main(void *arg)
     me.slot = ((struct worker_arg *)arg)->index;
     me.own = 1;
     free(arg);
+    char name[16]; /* what top, perf and gdb show: rq-pdq<qid>.<thread> */
+    snprintf(name, sizeof name, "rq-pdq%u.%u", q->qid, me.slot);
+    pthread_setname_np(pthread_self(), name);
     struct pdq_ring *ring = &q->rings[me.slot];
     struct freeb fb = {.n = 0};
     uint64_t idle_since = 0;
@@ -1094,8 +1292,9 @@ static void *worker_main(void *arg)
          * the backlog is the running threads' progress. */
         if (++spins > PDQ_IDLE_SPINS)
             sched_yield();
-        else
-            for (unsigned i = stuck ? 1u << (spins < 6 ? spins : 6) : 1; i != 0; i--)
+        else /* each look reads lines that busy threads write: fewer and fewer */
+            for (unsigned i = 1u << (stuck ? (spins < 6 ? spins : 6) : (spins < 40 ? spins / 8 : 5));
+                 i != 0; i--)
                 rqi_cpu_relax();
         /* Stuck behind busy keys with nothing else to do: sleep now, and
          * look again in RQ_PDQ_SPIN_US (what waits behind a busy key is
@@ -1141,8 +1340,18 @@ static int qid_ok(unsigned qid) { return qid > RQ_AM_QUEUE && qid < RQ_MAX_QUEUE
 static void pdq_free(struct rq_pdq *q)
 {
     struct pdq_entry *e;
-    while ((e = bl_first(q)) != NULL) {
-        q->bl_h++;
+    for (unsigned i = 0; i < q->nshards; i++) {
+        struct pdq_shard *sh = &q->shards[i];
+        while ((e = sh_first(sh)) != NULL) {
+            sh->h++;
+            if (e->how == RQI_PDQ_OWN)
+                free(e->data);
+            free(e);
+        }
+        free(sh->bl);
+    }
+    while ((e = q->seq_head) != NULL) {
+        q->seq_head = e->next;
         if (e->how == RQI_PDQ_OWN)
             free(e->data);
         free(e);
@@ -1154,7 +1363,7 @@ static void pdq_free(struct rq_pdq *q)
     pthread_cond_destroy(&q->work);
     pthread_mutex_destroy(&q->mu);
     pthread_mutex_destroy(&q->drain_mu);
-    free(q->bl);
+    free(q->shards);
     free(q->threads);
     free(q->buckets);
     free(q->rings);
@@ -1209,15 +1418,27 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
     q->nthreads = attr->threads;
     q->nslots = attr->threads + PDQ_EXTRA_SLOTS;
     q->gen = atomic_fetch_add(&pdq_gen, 1) + 1;
+    /* The default window grows with the threads (32 each): every thread
+     * keeps a batch ready (64 for 16 threads left most of them stealing). */
     q->window = attr->window != 0 ? attr->window : (unsigned)ctx->cfg.v[RQI_CFG_PDQ_WINDOW];
+    if (attr->window == 0 && q->window < PDQ_WINDOW_PER_THREAD * attr->threads)
+        q->window = PDQ_WINDOW_PER_THREAD * attr->threads;
     q->spin_ns = ctx->cfg.v[RQI_CFG_PDQ_SPIN_US] * 1000u;
     q->fallback_ns = ctx->cfg.v[RQI_CFG_PDQ_FALLBACK_US] * 1000u;
     q->limit = ctx->vb.limit;
+    /* A thread admits its share of the window at a time (all of it would
+     * leave the others only stealing), up to PDQ_BATCH. */
+    unsigned share = q->window / (2u * attr->threads);
+    q->batch = share < 1 ? 1 : share > PDQ_BATCH ? PDQ_BATCH : share;
+    q->nshards = attr->threads;
     q->threads = calloc(attr->threads, sizeof *q->threads);
     q->buckets = aligned_alloc(64, PDQ_BUCKETS * sizeof *q->buckets);
     q->rings = aligned_alloc(64, sizeof *q->rings * attr->threads);
     q->slots = aligned_alloc(64, sizeof *q->slots * q->nslots);
-    if (q->threads == NULL || q->buckets == NULL || q->rings == NULL || q->slots == NULL) {
+    q->shards = aligned_alloc(64, sizeof *q->shards * q->nshards);
+    if (q->threads == NULL || q->buckets == NULL || q->rings == NULL || q->slots == NULL ||
+        q->shards == NULL) {
+        free(q->shards);
         free(q->threads);
         free(q->buckets);
         free(q->rings);
@@ -1228,6 +1449,7 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
     memset(q->rings, 0, sizeof *q->rings * attr->threads);
     memset(q->buckets, 0, PDQ_BUCKETS * sizeof *q->buckets);
     memset(q->slots, 0, sizeof *q->slots * q->nslots);
+    memset(q->shards, 0, sizeof *q->shards * q->nshards);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
