@@ -450,39 +450,14 @@ static int ring_empty(struct pdq_ring *r)
 }
 
 /* A ready entry of another thread's ring. */
-/* A PDQ thread's view of the other rings' heads at its last look (its
- * own array; helpers have none). */
-static _Thread_local uint64_t *seen_heads __attribute__((tls_model("initial-exec")));
-static _Thread_local int steal_passed __attribute__((tls_model("initial-exec")));
-
-/* A ready entry of another thread's ring.  A PDQ thread takes one only
- * where the owner falls behind (its ring half full) or has not moved since
- * this thread's last look (it runs a long handler, or one that waits: a
- * ready entry never waits behind it for more than two looks).  Taking the
- * entries an owner is about to run would move them, their keys' bucket
- * and data to this core for nothing: with short handlers, two threads
- * that share every message run slower than one. */
 static struct pdq_entry *steal(struct rq_pdq *q, const struct pdq_ring *mine)
 {
     unsigned n = q->nthreads, start = mine != NULL ? (unsigned)(mine - q->rings) + 1 : 0;
-    uint64_t *seen = mine != NULL ? seen_heads : NULL;
     for (unsigned i = 0; i < n; i++) {
-        const unsigned v = (start + i) % n;
-        struct pdq_ring *r = &q->rings[v];
-        if (r == mine)
+        struct pdq_ring *r = &q->rings[(start + i) % n];
+        if (r == mine || ring_empty(r)) /* even a lone entry: its owner may be
+                                            in a handler that waits for it */
             continue;
-        uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-        uint64_t len = atomic_load_explicit(&r->tail, memory_order_acquire) - h;
-        if (len == 0)
-            continue;
-        if (seen != NULL) {
-            const uint64_t before = seen[v];
-            seen[v] = h;
-            if (len < PDQ_RING / 2 && h != before) {
-                steal_passed = 1; /* its owner runs them; look again later */
-                continue;
-            }
-        }
         struct pdq_entry *e = ring_pop(r);
         if (e != NULL)
             return e;
@@ -715,16 +690,11 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
         q->seq_tail = e;
         atomic_store_explicit(&q->seq_arrived, seqs + 1, memory_order_relaxed);
     } else {
-        /* A keyed entry goes to its key's shard, whose owner runs it (a
-         * thread taking packets in keeps its own keys' entries in its
-         * ring while their shard is empty); NOSYNC ones have no order to
-         * keep: the intake thread's, else spread over the shards. */
-        struct pdq_shard *mine = ring != NULL ? &q->shards[(unsigned)(ring - q->rings)] : NULL;
-        struct pdq_shard *sh = key != RQ_KEY_NOSYNC ? shard_of(q, key)
-                               : mine != NULL       ? mine
-                                                    : &q->shards[q->arrived_all % q->nshards];
+        /* NOSYNC entries have no order to keep: spread over the shards. */
+        struct pdq_shard *sh = key == RQ_KEY_NOSYNC ? &q->shards[q->arrived_all % q->nshards]
+                                                    : shard_of(q, key);
         spin_lock(&sh->lk);
-        if (sh == mine && sh->h == sh->t &&
+        if (ring != NULL && sh->h == sh->t &&
             seqs == atomic_load_explicit(&q->gen_open, memory_order_relaxed) &&
             ring_room(ring) != 0 && window_take(q, 1) != 0) {
             if (key == RQ_KEY_NOSYNC || key_claim(q, e, 1))
@@ -957,7 +927,6 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
 {
     backlog_stuck = 0;
     admit_passed = 0;
-    steal_passed = 0;
     struct pdq_entry *e = ring != NULL ? ring_pop(ring) : NULL;
     if (e == NULL && ring != NULL) {
         admit(q, ring, 0, &e);
@@ -973,12 +942,8 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
     if (e == NULL)
         e = seq_take(q);
     if (e == NULL) {
-        /* Nothing to take now, but something will be (a busy key's
-         * successors, a SEQUENTIAL entry's turn, another thread's ring if
-         * its owner stops moving): look again at a pace. */
         backlog_stuck = !admit_passed &&
-                        (steal_passed ||
-                         atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 ||
+                        (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 ||
                          seq_waiting(q));
         return NULL;
     }
@@ -1192,11 +1157,11 @@ static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)
  * admit what follows as they finish, and new arrivals wake a sleeper). */
 static int work_left(struct rq_pdq *q, int stuck)
 {
-    if (stuck) /* it looks again at its deadline, or when woken */
-        return 0;
     for (unsigned i = 0; i < q->nthreads; i++)
         if (!ring_empty(&q->rings[i]))
             return 1;
+    if (stuck)
+        return 0;
     if (seq_waiting(q)) {
         in_lock(q);
         struct pdq_entry *e = q->seq_head;
@@ -1289,7 +1254,6 @@ static void *worker_main(void *arg)
     pthread_setname_np(pthread_self(), name);
     struct pdq_ring *ring = &q->rings[me.slot];
     struct freeb fb = {.n = 0};
-    seen_heads = calloc(q->nthreads, sizeof *seen_heads); /* NULL: steals as a helper */
     uint64_t idle_since = 0;
     unsigned spins = 0;
     while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
@@ -1366,8 +1330,6 @@ static void *worker_main(void *arg)
         run_chain(q, e, &fb);
     }
     fb_flush(q, &fb);
-    free(seen_heads);
-    seen_heads = NULL;
     return NULL;
 }
 
