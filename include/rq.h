@@ -729,7 +729,9 @@ typedef struct rq_pdq_attr { unsigned threads; int mode; unsigned window; } rq_p
  * rq_queue_open, not already a PDQ) a parallel dispatch queue.
  *   attr->threads  1..1024 threads (see the modes above);
  *   attr->mode     RQ_PDQ_DEDICATED or RQ_PDQ_MULTIPLEXED;
- *   attr->window   messages dispatch searches, 1..65536; 0 = RQ_PDQ_WINDOW.
+ *   attr->window   messages dispatch searches, 1..65536; 0 = RQ_PDQ_WINDOW
+ *                  when it is set, else 64 or 32 per thread, whichever
+ *                  is more.
  * Messages that arrived for qid before were kept and are dispatched now.
  * Switches the context to thread-safe mode for good (THREAD RULES).  The
  * threads block every signal.  Returns 0, RQ_EINVAL, RQ_ENOMEM (threads

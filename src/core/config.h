@@ -76,7 +76,9 @@ extern const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT];
 /* Parsed values, indexed by enum rqi_cfg_id. */
 struct rqi_config {
     uint64_t v[RQI_CFG_COUNT];
+    uint64_t set; /* bit i: variable i came from the environment */
 };
+_Static_assert(RQI_CFG_COUNT <= 64, "one bit of rqi_config.set per variable");
 
 /* Read every variable from the environment into cfg.  Numbers accept the
  * suffixes k/K, m/M, g/G (powers of 1024).  On a malformed or out-of-range

@@ -1419,9 +1419,11 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
     q->nslots = attr->threads + PDQ_EXTRA_SLOTS;
     q->gen = atomic_fetch_add(&pdq_gen, 1) + 1;
     /* The default window grows with the threads (32 each): every thread
-     * keeps a batch ready (64 for 16 threads left most of them stealing). */
+     * keeps a batch ready (64 for 16 threads left most of them stealing).
+     * A window the caller or RQ_PDQ_WINDOW names is kept as it is. */
     q->window = attr->window != 0 ? attr->window : (unsigned)ctx->cfg.v[RQI_CFG_PDQ_WINDOW];
-    if (attr->window == 0 && q->window < PDQ_WINDOW_PER_THREAD * attr->threads)
+    if (attr->window == 0 && !(ctx->cfg.set & (1ull << RQI_CFG_PDQ_WINDOW)) &&
+        q->window < PDQ_WINDOW_PER_THREAD * attr->threads)
         q->window = PDQ_WINDOW_PER_THREAD * attr->threads;
     q->spin_ns = ctx->cfg.v[RQI_CFG_PDQ_SPIN_US] * 1000u;
     q->fallback_ns = ctx->cfg.v[RQI_CFG_PDQ_FALLBACK_US] * 1000u;
