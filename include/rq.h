@@ -734,7 +734,8 @@ typedef struct rq_pdq_attr { unsigned threads; int mode; unsigned window; } rq_p
  *                  is more.
  * Messages that arrived for qid before were kept and are dispatched now.
  * Switches the context to thread-safe mode for good (THREAD RULES).  The
- * threads block every signal.  Returns 0, RQ_EINVAL, RQ_ENOMEM (threads
+ * threads block every signal and are named rq-pdq<qid>.<i> (as top, perf
+ * and gdb show them).  Returns 0, RQ_EINVAL, RQ_ENOMEM (threads
  * or memory), RQ_EPERM (from a handler or the progress thread).
  * Blocking: no (starts threads).  Thread safety: any thread. */
 RQ_API int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t **pdq);
