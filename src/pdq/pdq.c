@@ -178,6 +178,7 @@ struct rq_pdq {
     _Alignas(64) _Atomic int intake;        /* a PDQ thread or helper pumps */
     _Alignas(64) _Atomic uint64_t gen_open; /* SEQUENTIAL entries completed */
     _Atomic uint64_t   seq_arrived;         /* SEQUENTIAL entries arrived */
+    _Atomic unsigned   seq_queued;          /* ... and not yet taken to run */
 
     _Alignas(64) _Atomic int in_lk;
     uint64_t         arrived[2], arrived_all;
@@ -689,6 +690,7 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
             q->seq_head = e;
         q->seq_tail = e;
         atomic_store_explicit(&q->seq_arrived, seqs + 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->seq_queued, 1, memory_order_relaxed);
     } else {
         /* NOSYNC entries have no order to keep: spread over the shards. */
         struct pdq_shard *sh = key == RQ_KEY_NOSYNC ? &q->shards[q->arrived_all % q->nshards]
@@ -824,8 +826,9 @@ static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, int others, struc
  * (their generation opens then). */
 static struct pdq_entry *seq_take(struct rq_pdq *q)
 {
-    if (atomic_load_explicit(&q->seq_arrived, memory_order_relaxed) ==
-        atomic_load_explicit(&q->gen_open, memory_order_relaxed))
+    /* None queued (one may run): no lock.  Idle threads looking under
+     * in_lk while a SEQUENTIAL handler ran held up the intake. */
+    if (atomic_load_explicit(&q->seq_queued, memory_order_relaxed) == 0)
         return NULL;
     in_lock(q);
     struct pdq_entry *e = q->seq_head;
@@ -834,6 +837,7 @@ static struct pdq_entry *seq_take(struct rq_pdq *q)
         q->seq_head = e->next;
         if (q->seq_head == NULL)
             q->seq_tail = NULL;
+        atomic_fetch_sub_explicit(&q->seq_queued, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&q->admitted, 1, memory_order_relaxed); /* beside the window */
     } else {
         e = NULL;
@@ -1162,7 +1166,7 @@ static int work_left(struct rq_pdq *q, int stuck)
             return 1;
     if (stuck)
         return 0;
-    if (seq_waiting(q)) {
+    if (atomic_load(&q->seq_queued) != 0) {
         in_lock(q);
         struct pdq_entry *e = q->seq_head;
         int may = e != NULL && e->gen == atomic_load(&q->gen_open) && sum_done(q, -1) == e->before;
