@@ -1,54 +1,71 @@
 /* pdq.c - the parallel dispatch queue (Falsafi & Wood): handlers run on
  * several threads, serialized per synchronization key by the queue, so no
- * handler locks or busy-waits.
+ * handler locks or busy-waits.  docs/pdq.md has the picture.
  *
  * STRUCTURE (a message's way)
  *   arrival    A message for the PDQ's queue id is copied out of its lane
  *              into an entry (rqi_pdq_push, by whoever owns the context:
  *              a polling application thread, or an idle PDQ thread or
- *              helper that takes the context by trylock: pump) and
- *              appended to `backlog`, an array in arrival order.  A PDQ
+ *              helper that takes the context by trylock: pump, one of the
+ *              PDQ's threads at a time) and, under in_lk, appended to its
+ *              key's shard: one per PDQ thread, the key's bucket modulo
+ *              the threads, an array in arrival order.  NOSYNC entries go
+ *              round the shards; SEQUENTIAL ones to their own FIFO.  A PDQ
  *              thread taking packets in admits them at once into its own
- *              ready ring while nothing is in the backlog, and takes in no
- *              more than its ring holds (the rest waits in the lane).
- *   admission  Entries leave the backlog in arrival order, at most
- *              `window` admitted and not yet started at any time (the
- *              window: a key busy past it holds back only what is beyond).
- *              A keyed entry whose key is free claims the key in the key
- *              table and is ready; one whose key is busy is appended to
- *              the `pend` list of the entry holding the key; NOSYNC
- *              entries are ready at once.  Ready entries go to the
- *              admitting thread's ring (a helper runs its one at once).
- *              At most PDQ_BATCH per hold of in_lk; a run of one key's
- *              entries is appended under one hold of its bucket.
- *              RQ_KEY_SEQUENTIAL stops admission: it is admitted when
- *              everything admitted before it has completed, runs alone,
- *              and admission resumes when it returns.
- *   run        A thread pops its own ring (or steals from another's: a
- *              ready entry never waits behind a handler that blocks), runs
- *              the handler, then takes the key's pending entries (all at
- *              once) and runs them in order itself, the first entry
- *              keeping the key until none is left (the thread that
- *              finishes a key runs its next message); then frees it.
+ *              ready ring while their shard is empty, and takes in no more
+ *              than its ring holds (the rest waits in the lane).
+ *   admission  Thread i admits from shard i (others by trylock, helpers
+ *              from all), in arrival order, as many as the window grants
+ *              (a reservation on `admitted`: admitted and not yet started
+ *              stay under `window`), while the entries are of the open
+ *              generation (gen: SEQUENTIAL entries arrived before them;
+ *              gen_open: SEQUENTIAL entries completed).  A keyed entry
+ *              whose key is free claims it in the key table and is ready;
+ *              one whose key is busy is appended to the `pend` list of the
+ *              entry holding the key; NOSYNC entries are ready at once.
+ *              Ready entries go to the admitting thread's ring (a helper
+ *              runs its one at once).  A run of one key's entries is
+ *              appended under one hold of its bucket.
+ *   sequential A SEQUENTIAL entry runs when its generation is open and
+ *              every entry that arrived before it has completed (the done
+ *              counters sum to its `before`); nothing after it is admitted
+ *              until it returns and opens the next generation.
+ *   run        A thread pops its own ring, else admits from its shard,
+ *              else steals from another's ring (a ready entry never waits
+ *              behind a handler that blocks), else admits from the other
+ *              shards; it runs the handler, then takes the key's pending
+ *              entries (all at once) and runs them in order itself, the
+ *              first entry keeping the key until none is left (the thread
+ *              that finishes a key runs its next message); then frees it.
  *   direct     A small packet taken in by a thread with nothing ready,
- *              under light load, while the backlog is empty and its key
- *              free, runs from a copy on the finding thread's stack, never
- *              queued (direct_run).
- *   Per-key order is arrival order: admission is in arrival order under
- *   in_lk, and a key's entries wait in the `pend` FIFO of its holder.
- *   No lock is taken per message by all threads: the key table has a lock
- *   per bucket (1024 of them, a line each), the rings one line per thread, the
- *   counters a slot per thread; in_lk is taken once per batch admitted
- *   (up to PDQ_BATCH entries) and once per arrival by the intake thread.
+ *              under light load, while no SEQUENTIAL entry waits, its
+ *              key's shard is empty and its key free, runs from a copy on
+ *              the finding thread's stack, never queued (direct_run).
+ *   Per-key order is arrival order: a key's entries are in one shard in
+ *   arrival order, admitted from its head, and wait in the `pend` FIFO of
+ *   their key's holder.  No lock is taken per message by all threads:
+ *   in_lk once per arrival (by the intake) and per 32 freed entries, a
+ *   shard's lock by the intake per arrival and by its owner per batch,
+ *   the key's bucket (its shard's) per claim and per batch of successors.
  *
  * WHO WRITES WHAT (memory ordering)
  *   in_lk (spinlock: exchange acquires, unlocking store releases) guards
- *     the backlog, `admitted`, `arrived[]`, `epoch`, `seq_running`,
- *     `started_seen`, the free list.  `bytes` (kept only under
- *     RQ_VBUF_MAX) is added to under in_lk and taken from, relaxed, by
- *     whichever thread frees an entry.  nbacklog mirrors the
- *     backlog's length: written under in_lk (seq_cst), read without it as
- *     a hint and by the sleep protocol.
+ *     arrived[], arrived_all, epoch, the SEQUENTIAL FIFO, seq_arrived's
+ *     stores (read relaxed elsewhere as a hint), seq_queued's RMWs (read
+ *     relaxed as a hint: no SEQUENTIAL entry to look for), gen_open's
+ *     stores (release; admitters load it acquire, so entries of the next
+ *     generation run after the SEQUENTIAL handler's effects) and the free
+ *     list.  `bytes` (kept only under RQ_VBUF_MAX) is added to under in_lk
+ *     and taken from, relaxed, by whichever thread frees an entry.
+ *   shards[i].lk guards shard i's array, h, t (the intake appends nested
+ *     in in_lk; admitters pop); shards[i].n mirrors the length (relaxed
+ *     hint).  nbacklog counts the shards' entries (seq_cst RMWs by the
+ *     intake and admitters; read as a hint, and by the sleep protocol).
+ *   admitted / started_seen: CAS and relaxed loads; a bound on how many
+ *     admitted entries have not started, no data rides on them (the rings
+ *     and locks publish entries).
+ *   intake: set and cleared, relaxed, by the thread that pumps; others
+ *     read it before their trylock (a hint: the context lock decides).
  *   buckets[b].lk guards bucket b's chain (one running entry per busy key
  *     hashing to b) and those entries' `pend` lists.
  *   ring r (thread r's ready entries): only thread r pushes (slot store
@@ -59,15 +76,18 @@
  *   slots[i].started / done[2]: entries started / completed by thread i
  *     (PDQ threads own theirs and store; helpers share the extra slots
  *     and add).  done is stored with release after the handler returned,
- *     read with acquire by drain and by admission's SEQUENTIAL check, so
- *     a drainer sees the handlers' effects.
+ *     read with acquire by drain and by the SEQUENTIAL check, so a
+ *     drainer or a SEQUENTIAL handler sees the handlers' effects.
  *   last_help_ns  stored relaxed by helpers, read relaxed by PDQ threads
  *     (when to fall back, when to sleep): a heuristic clock.
  *   Sleep (mu/work): a sleeper takes mu, adds itself to `sleepers`
- *     (seq_cst), then looks for work (backlog admissible under in_lk, a
- *     ring not empty) and waits on `work` only if there is none; a thread
- *     that makes work for others adds it (seq_cst), then loads `sleepers`
- *     and signals under mu.  One of the two sees the other.
+ *     (seq_cst), then looks for work (an admissible shard, a runnable
+ *     SEQUENTIAL entry, a ring not empty) and waits on `work` only if
+ *     there is none; a thread that makes work for others adds it
+ *     (seq_cst), then loads `sleepers` and `signalled` and signals under
+ *     mu, counting the signal in `signalled` (under mu) until a sleeper
+ *     is up; one of the two sees the other, and a sleeper already
+ *     signalled is not signalled again.
  *   area->pdq_idle (job segment)  bit qid is set (seq_cst RMW) when the
  *     last awake PDQ thread goes to sleep with no deadline, cleared when
  *     one wakes.  A sender publishes its packet (release), issues a
@@ -75,12 +95,13 @@
  *     loads the lanes' tails and heads.  One of the two sees the other,
  *     so either the sender or the sleeper rings RQI_BELL_PDQ and the
  *     progress thread wakes a PDQ thread (rqi_pdq_wake), which takes the
- *     packet in.  A thread stuck behind busy keys sleeps with a deadline
- *     (RQ_PDQ_SPIN_US) and counts among `sleepers`: pushes wake it too.
+ *     packet in.  A thread stuck behind busy keys or a SEQUENTIAL entry
+ *     sleeps with a deadline (RQ_PDQ_SPIN_US) and counts among
+ *     `sleepers`: pushes wake it too.
  *
- * LOCK ORDER  context lock (core/mt.h) -> in_lk -> bucket lock; mu ->
- * in_lk (a sleeper's last look).  Nobody takes mu holding in_lk, and
- * handlers run holding none.
+ * LOCK ORDER  context lock (core/mt.h) -> in_lk -> shard lock -> bucket
+ * lock; mu -> in_lk, shard lock (a sleeper's last look).  Nobody takes mu
+ * holding in_lk or a shard lock, and handlers run holding none.
  */
 #define _GNU_SOURCE
 #include "pdq/pdq.h"
