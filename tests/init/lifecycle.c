@@ -5,9 +5,9 @@
  *              twice returns RQ_EINVAL the second time; rq_init after
  *              rq_finalize returns RQ_EPERM.
  *   attach     prints "attach: <rq_strerror>" and, when attached, meets the
- *              other ranks (barrier) and finalizes (tests/lifecycle.sh runs
+ *              other ranks (barrier) and finalizes (tests/init/lifecycle.sh runs
  *              it twice per rank, in sequence and at once).
- *   exit       exits at once without rq_init (tests/lifecycle.sh). */
+ *   exit       exits at once without rq_init (tests/init/lifecycle.sh). */
 #include <stdio.h>
 #include <string.h>
 
