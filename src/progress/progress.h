@@ -8,7 +8,7 @@
  * global-address service, announcing landed transfers, the outbox) goes
  * through their hooks (progress/hooks.h).
  *
- * Layer order, lowest first (docs/architecture.md; tests/layers.sh checks it):
+ * Layer order, lowest first (docs/architecture.md; tests/tools/layers.sh checks it):
  *   core, net, boot, vni, deliver, progress, am, rq, coll, gas, pdq, init */
 #ifndef RQI_PROGRESS_H
 #define RQI_PROGRESS_H

@@ -6,7 +6,7 @@ next to the citation.
 
     tools/docs/data_index.py [SRC_DIR]
 
-tests/docs_index.sh checks that the index lists every file and, where
+tests/tools/docs_index.sh checks that the index lists every file and, where
 python3 is present, that it is what this script makes.  Run it after
 adding data.  Python 3 standard library only.
 """

@@ -10,7 +10,7 @@
 
     tools/man/genman.py [SRC_DIR [OUT_DIR]]     (default: . and SRC/man)
 
-The pages are committed (man/); tests/man_pages.sh renders every one with
+The pages are committed (man/); tests/tools/man_pages.sh renders every one with
 groff -ww and, where python3 is present, checks that this script
 reproduces them.  Run it after editing a header comment or one of those
 docs pages.  Python 3 standard library only.
