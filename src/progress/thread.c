@@ -9,9 +9,7 @@
 #define _GNU_SOURCE
 #include "progress/progress.h"
 
-#include <linux/membarrier.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/sys.h"
@@ -227,11 +225,7 @@ int rqi_vni_init(rq_ctx_t *ctx)
     struct rqi_vni *v = &ctx->vni;
     v->area = &rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->vni;
     v->timeout_ns = ctx->cfg.v[RQI_CFG_ATOMIC_TIMEOUT_US] * 1000u;
-#if defined(__SANITIZE_THREAD__)
-    v->heavy = 1; /* ThreadSanitizer does not model membarrier */
-#else
-    v->heavy = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0;
-#endif
+    v->heavy = rqi_asym_register();
     int rc = rqi_overflow_init(ctx);
     if (rc != 0)
         return rc;

@@ -7,16 +7,13 @@
 #include "vni/vni.h"
 
 #include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ctx.h"
 
-_Atomic uint32_t rqi_vni_fence_word;
 /* Atomicity depth of handlers run by the progress thread (already atomic;
  * kept only to validate begin/end pairs). */
 static _Thread_local int progress_atomic;
@@ -104,10 +101,7 @@ void rqi_vni_retry(rq_ctx_t *ctx)
 
 static void progress_fence(const struct rqi_vni *v)
 {
-    if (v->heavy)
-        rqi_full_fence();
-    else
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    rqi_asym_heavy(v->heavy);
 }
 
 int rqi_vni_main_busy(const struct rqi_vni *v, int handlers)

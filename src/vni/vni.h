@@ -71,6 +71,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "core/asym.h"
 #include "core/atomics.h"
 #include "rq.h"
 #include "core/mt.h"
@@ -158,24 +159,9 @@ static inline int rqi_vni_cls_interrupts(uint32_t mode, unsigned cls)
  * mode rings our own doorbell. */
 void rqi_held_add(struct rq_ctx *ctx, unsigned cls);
 
-/* A full fence.  ThreadSanitizer models no standalone fence: there a
- * seq_cst read-modify-write (a full barrier on x86 too) stands in. */
-extern _Atomic uint32_t rqi_vni_fence_word;
-static inline void rqi_full_fence(void)
-{
-#if defined(__SANITIZE_THREAD__)
-    atomic_fetch_add(&rqi_vni_fence_word, 0u);
-#else
-    atomic_thread_fence(memory_order_seq_cst);
-#endif
-}
-
 static inline void rqi_vni_fence(const struct rqi_vni *v)
 {
-    if (RQI_UNLIKELY(v->heavy))
-        rqi_full_fence();
-    else
-        atomic_signal_fence(memory_order_seq_cst);
+    rqi_asym_light(v->heavy);
 }
 
 /* Bracket every public call that touches the context. */

@@ -1,0 +1,26 @@
+/* asym.c - the rare side of the asymmetric fence (asym.h). */
+#define _GNU_SOURCE
+#include "core/asym.h"
+
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+_Atomic uint32_t rqi_fence_word;
+
+int rqi_asym_register(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    return 1;
+#else
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0;
+#endif
+}
+
+void rqi_asym_heavy(int heavy)
+{
+    if (heavy)
+        rqi_full_fence();
+    else
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
