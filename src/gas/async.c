@@ -16,6 +16,7 @@
 #include "ctx.h"
 #include "deliver/deliver.h"
 #include "gas/gas.h"
+#include "progress/progress.h"
 #include "vni/vni.h"
 
 static void on_pull(rq_ctx_t *ctx, const rq_msg_t *m, void *arg);
@@ -522,22 +523,19 @@ int rqi_async_announce(rq_ctx_t *ctx)
     return n;
 }
 
+/* Nothing of ours in flight.  Pairs with the completer's
+ * fetch_sub(release). */
+static int async_idle(rq_ctx_t *ctx, const void *arg)
+{
+    (void)arg;
+    return atomic_load_explicit(&ctx->async.pending, memory_order_acquire) == 0;
+}
+
 int rqi_async_quiet(rq_ctx_t *ctx)
 {
-    struct rqi_async *a = &ctx->async;
-    unsigned spins = 0;
-    /* Pairs with the completer's fetch_sub(release). */
-    while (atomic_load_explicit(&a->pending, memory_order_acquire) != 0) {
-        int rc;
-        if (rqi_poll(ctx) > 0 || rqi_async_help(ctx) ||
-            (rqi_load_relaxed(&a->landed_n) != 0 && rqi_async_announce(ctx) > 0))
-            rc = rqi_busy_step(ctx, &spins);
-        else
-            rc = rqi_wait_step(ctx, &spins);
-        if (rc != 0) /* unless the last step completed the last transfer */
-            return atomic_load_explicit(&a->pending, memory_order_acquire) == 0 ? 0 : rc;
-    }
-    return 0;
+    /* The poll announces what landed; an idle step copies a piece of a
+     * queued transfer (progress.h). */
+    return rqi_poll_until(ctx, async_idle, NULL);
 }
 
 /* ---- rq_request_long_nb (rq.h) ----------------------------------------- */

@@ -122,7 +122,7 @@ static void ctx_free(rq_ctx_t *ctx)
         rqi_vbuf_destroy(&ctx->ob, ctx->outbox, (unsigned)ctx->size);
     free(ctx->outbox);
     rqi_peers_close(&ctx->peers);
-    pthread_mutex_destroy(&ctx->mt.mu);
+    rqi_mt_fini(&ctx->mt);
     free(ctx->tx);
     free(ctx->seg);
     free(ctx->bulk);

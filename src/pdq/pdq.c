@@ -119,6 +119,7 @@
 #include "am/am.h"
 #include "core/sys.h"
 #include "deliver/deliver.h"
+#include "progress/progress.h"
 
 #define PDQ_MAX_THREADS  1024u
 #define PDQ_SMALL_BYTES  256u  /* entries up to this size are recycled */
@@ -1096,7 +1097,7 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
     atomic_store_explicit(&q->intake, 1, memory_order_relaxed);
     /* Direct only with the context's lock taken here (not nested in a
      * call that holds it) and delivery not forced through the buffer. */
-    if (direct != NULL && (!light || ctx->mt.depth != 1 || ctx->buffer_always ||
+    if (direct != NULL && (!light || rqi_mt_depth(&ctx->mt) != 1 || ctx->buffer_always ||
                            ctx->buffer_delay_ns))
         direct = NULL;
     rqi_vni_enter(&ctx->vni, ctx);
@@ -1601,6 +1602,16 @@ int rq_pdq_help(rq_pdq_t *pdq, unsigned max)
     return help_run(pdq, max);
 }
 
+/* Every lane's scan has passed its mark (the tails drain saw). */
+static int scanned_past(rq_ctx_t *ctx, const void *arg)
+{
+    const uint64_t *marks = arg;
+    for (unsigned l = 0; l < ctx->nlanes; l++)
+        if (ctx->rx[l].scan < marks[l])
+            return 0;
+    return 1;
+}
+
 static int drain_body(struct rq_pdq *q)
 {
     rq_ctx_t *ctx = q->ctx;
@@ -1609,23 +1620,13 @@ static int drain_body(struct rq_pdq *q)
     uint64_t marks[RQI_MAX_LANES];
     for (unsigned l = 0; l < ctx->nlanes; l++)
         marks[l] = rqi_load_acquire(&ctx->rx[l].ctrl->tail);
-    unsigned spins = 0;
-    for (;;) {
-        int locked = rqi_ctx_enter(ctx);
-        int n = rqi_poll(ctx);
-        int rc = ctx->fail.failed ? RQ_EPEER : 0;
-        int past = 1;
-        for (unsigned l = 0; l < ctx->nlanes; l++)
-            if (ctx->rx[l].scan < marks[l])
-                past = 0;
-        if (!past && n == 0 && rc == 0)
-            rc = rqi_wait_step(ctx, &spins);
-        rqi_ctx_leave(ctx, locked);
-        if (rc != 0)
-            return rc;
-        if (past)
-            break;
-    }
+    int locked = rqi_ctx_enter(ctx);
+    int rc = rqi_poll_until(ctx, scanned_past, marks);
+    if (rc == 0 && ctx->fail.failed)
+        rc = RQ_EPEER;
+    rqi_ctx_leave(ctx, locked);
+    if (rc != 0)
+        return rc;
     /* 2. Everything taken in so far completes: close the epoch (later
      *    arrivals count in the other one) and wait until its every entry
      *    is done.  One drain at a time owns the epochs.  A multiplexed
@@ -1636,14 +1637,13 @@ static int drain_body(struct rq_pdq *q)
     const uint64_t due = q->arrived[ep];
     q->epoch ^= 1u;
     in_unlock(q);
-    spins = 0;
-    int rc = 0;
+    unsigned spins = 0;
     while (sum_done(q, ep) < due) {
         if (q->mode == RQ_PDQ_MULTIPLEXED && help_run(q, 64) > 0) {
             spins = 0;
             continue;
         }
-        int locked = rqi_ctx_enter(ctx);
+        locked = rqi_ctx_enter(ctx);
         rc = rqi_poll(ctx) > 0 ? rqi_busy_step(ctx, &spins) : rqi_wait_step(ctx, &spins);
         rqi_ctx_leave(ctx, locked);
         if (rc != 0)

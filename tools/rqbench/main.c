@@ -28,6 +28,8 @@ static const struct family {
     {"overflow", rqb_fam_overflow}, {"scale", rqb_fam_scale},
 };
 enum { NFAM = sizeof families / sizeof families[0] };
+/* --pdq-open: the idle PDQ's queue, one no family uses. */
+enum { IDLE_PDQ_QID = 63 };
 
 static int fam_index(const char *name)
 {
@@ -100,12 +102,16 @@ static void usage(FILE *f)
 "  --compare        also run rqbench-mpi (via mpirun) and rqbench-ucx when\n"
 "                   installed, and print each figure beside its peer\n"
 "  -n N             ranks when rqbench launches itself (default 2)\n"
+"  --pdq-open       keep an idle PDQ (queue 63, one dedicated thread) open on\n"
+"                   every rank for the run: what a PDQ's thread-safe mode\n"
+"                   costs the application's calls (the families that open\n"
+"                   PDQs of their own are left out)\n"
 "  --emit FILE      write CSV only, no table (used by --compare)\n");
 }
 
 struct cli {
     struct rqb_opts o;
-    int             fam[NFAM], nfam, compare, ranks, ranks_set;
+    int             fam[NFAM], nfam, compare, ranks, ranks_set, pdq_open;
     const char     *emit;
 };
 
@@ -128,6 +134,8 @@ static int parse(int argc, char **argv, struct cli *c)
             c->o.smoke = 1;
         } else if (strcmp(a, "--compare") == 0) {
             c->compare = 1;
+        } else if (strcmp(a, "--pdq-open") == 0) {
+            c->pdq_open = 1;
         } else if (v == NULL) {
             if (a[0] != '-')
                 goto subcommand;
@@ -242,6 +250,18 @@ static int run_in_job(struct cli *c, rq_ctx_t *ctx)
     b.rep.cpu0 = (int)cpu_out[0];
     b.rep.cpu1 = (int)cpu_out[1];
     rqb_limits(&b, !c->o.smoke);
+    rq_pdq_t *idle = NULL;
+    if (c->pdq_open) {
+        rq_pdq_attr_t at = {.threads = 1, .mode = RQ_PDQ_DEDICATED, .window = 0};
+        int prc = rq_pdq_open(ctx, IDLE_PDQ_QID, &at, &idle);
+        if (prc != 0) {
+            fprintf(stderr, "rqbench: --pdq-open: rq_pdq_open: %s\n", rq_strerror(prc));
+            return 1;
+        }
+        if (b.me == 0)
+            printf("(an idle PDQ is open on every rank: the context is in thread-safe mode)\n");
+        rq_barrier(ctx);
+    }
     int rc = 0;
     for (int f = 0; f < NFAM && rc == 0; f++) {
         if (!c->fam[f])
@@ -250,6 +270,8 @@ static int run_in_job(struct cli *c, rq_ctx_t *ctx)
         rc = families[f].fn(&b);
         rq_barrier(ctx);
     }
+    if (idle != NULL)
+        rq_pdq_close(idle);
     if (b.me == 0 && rc == 0)
         rc = rqb_write_outputs(&b.rep, &c->o, c->emit);
     rqb_report_free(&b.rep);
@@ -296,6 +318,8 @@ int main(int argc, char **argv)
         c.fam[fam_index("overflow")] = 0;
     if (getenv("RQB_SKIP_SCALE") != NULL)
         c.fam[fam_index("scale")] = 0;
+    if (c.pdq_open) /* their PDQs would make the idle one not idle */
+        c.fam[fam_index("pdq")] = 0;
     rq_ctx_t *ctx;
     int rc = rq_init(&argc, &argv, &ctx);
     if (rc != 0) {
