@@ -123,7 +123,7 @@
 
 #define PDQ_MAX_THREADS  1024u
 #define PDQ_SMALL_BYTES  256u  /* entries up to this size are recycled */
-#define PDQ_FREE_MAX     65536u /* recycled entries kept: a backlog's peak, up to 16 MiB */
+#define PDQ_FREE_MAX     65536u /* recycled entries an idle PDQ keeps (16 MiB) */
 #define PDQ_FREE_BATCH   32u   /* entries a thread frees at once */
 #define PDQ_BATCH        16u   /* entries admitted at once */
 #define PDQ_WINDOW_PER_THREAD 32u /* the least default window, per thread */
@@ -572,7 +572,7 @@ static void fb_flush(struct rq_pdq *q, struct freeb *f)
     in_lock(q);
     for (unsigned i = 0; i < f->n; i++) {
         struct pdq_entry *e = f->e[i];
-        if (e->small && q->nfree < PDQ_FREE_MAX) {
+        if (e->small) { /* all of them: an idle thread trims (pool_trim) */
             e->next = q->free_small;
             q->free_small = e;
             q->nfree++;
@@ -651,6 +651,32 @@ static struct pdq_entry *free_pop(struct rq_pdq *q)
         q->nfree--;
     }
     return e;
+}
+
+/* An idle thread gives the recycled entries beyond PDQ_FREE_MAX back to
+ * malloc, a few hundred per hold of in_lk.  While busy the pool keeps
+ * every entry: past the cap the rest went to free(), and two threads
+ * freeing another thread's blocks waited on malloc's arena lock (a
+ * backlog of 100 000 at 0 ns ran 0.6x slower on 2 threads than on one). */
+static void pool_trim(struct rq_pdq *q)
+{
+    for (;;) {
+        struct pdq_entry *list = NULL;
+        in_lock(q);
+        for (unsigned i = 0; i < 256 && q->nfree > PDQ_FREE_MAX; i++) {
+            struct pdq_entry *e = free_pop(q);
+            e->next = list;
+            list = e;
+        }
+        in_unlock(q);
+        if (list == NULL)
+            return;
+        while (list != NULL) {
+            struct pdq_entry *n = list->next;
+            free(list);
+            list = n;
+        }
+    }
 }
 
 /* Queue a message whose key is already split from its arguments: copied
@@ -1335,6 +1361,7 @@ static void *worker_main(void *arg)
         }
         if (now - idle_since >= q->spin_ns) {
             fb_flush(q, &fb);
+            pool_trim(q);
             /* An application thread that helped within the spin time
              * takes packets in as it helps: sleep until then with the
              * doorbell unarmed, and look once at the deadline.  Otherwise
