@@ -314,11 +314,14 @@ static uint64_t wait_all(rq_ctx_t *ctx, const struct cfg *c)
     }
     /* Few wake-ups (each one steals a CPU from the threads measured); with
      * no occupancy the end is placed between the last two looks: +-50 us,
-     * under 1% of a quick run; with one, handlers record their end. */
+     * under 1% of a quick run; with one, handlers record their end, so the
+     * looks can be 2 ms apart (at 100 us, ten thousand wake-ups a second
+     * took 4% from two threads filling 2 CPUs: 1 us handlers, 1.78-1.86x
+     * one thread against 1.89). */
     uint64_t last_look = rqb_now_ns();
     while (done_total() < c->n) {
         last_look = rqb_now_ns();
-        nap(100000);
+        nap(occ_ns != 0 ? 2000000 : 100000);
     }
     uint64_t seen = rqb_now_ns(), first = atomic_load(&t_first);
     if (occ_ns != 0) { /* the handlers' own end times */
