@@ -3,7 +3,7 @@
 #
 # find_package(rq): rqConfig.cmake and rqConfigVersion.cmake under
 # LIBDIR/cmake/rq, with the imported targets rq::rq, rq::rq_static and
-# rq::rqdsm (cmake/rqConfig.cmake.in).
+# rq::rqdsm, rq::rqtag (cmake/rqConfig.cmake.in).
 include(CMakePackageConfigHelpers)
 set(RQ_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rq)
 install(EXPORT rqTargets NAMESPACE rq:: DESTINATION ${RQ_CMAKE_DIR} COMPONENT dev)
@@ -17,7 +17,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rqConfig.cmake
 
 # Debian packages, one per component, for the prefix this tree was
 # configured with (-DCMAKE_INSTALL_PREFIX=/usr for a system package):
-#   librq0       the shared libraries (librq.so.0, librqdsm.so.0)
+#   librq0       the shared libraries (librq.so.0, librqdsm.so.0, librqtag.so.0)
 #   librq-dev    headers, librq.a, the .so links, pkg-config and CMake files
 #   librq-tools  rqrun, rqinfo, rqbench (and its MPI/UCX peers), rqload,
 #                rqgang, the man pages and docs

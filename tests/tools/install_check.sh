@@ -5,9 +5,9 @@
 #   2. a tree configured for /usr (Debian's multiarch libdir) installed
 #      under DESTDIR, and its Debian packages unpacked with dpkg -x;
 # in each: an installed tool runs without LD_LIBRARY_PATH, rq.pc and
-# rqdsm.pc give paths that exist, a pkg-config build of examples/hello_am.c
+# rqdsm.pc and rqtag.pc give paths that exist, a pkg-config build of examples/hello_am.c
 # and a find_package(rq) build of examples/ (rq::rq, rq::rq_static,
-# rq::rqdsm) run under the installed rqrun, and the man pages render.
+# rq::rqdsm, rq::rqtag) run under the installed rqrun, and the man pages render.
 set -u
 src=$(cd "$1" && pwd) build=$(cd "$2" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/rq-install.XXXXXX")
@@ -26,7 +26,7 @@ check_tree() {
     [ -x "$p/libexec/librq/apps/transpose" ] && "$p/libexec/librq/apps/transpose" 2>&1 | grep -q "Usage\|ERROR" ||
         fail "$name: an installed application does not start"
     pcdir=$p/$libdir/pkgconfig
-    for pc in rq rqdsm; do
+    for pc in rq rqdsm rqtag; do
         [ -f "$pcdir/$pc.pc" ] || fail "$name: no $pc.pc in $pcdir"
         for v in libdir includedir; do
             d=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=$v $pc)
@@ -44,8 +44,9 @@ check_tree() {
     cmake -S "$src/examples" -B "$work/ex" -DCMAKE_PREFIX_PATH="$p" -DCMAKE_BUILD_RPATH="$p/$libdir" \
         >"$work/ex.log" 2>&1 && cmake --build "$work/ex" >>"$work/ex.log" 2>&1 ||
         { tail -30 "$work/ex.log"; fail "$name: find_package(rq) build of examples/"; }
-    for ex in hello_am hello_am_static dsm_counter; do
+    for ex in hello_am hello_am_static tag_ring dsm_counter; do
         "$p/bin/rqrun" -n 2 "$work/ex/$ex" >"$work/run.out" 2>&1 || { cat "$work/run.out"; fail "$name: examples/$ex does not run"; }
+        case $ex in tag_ring) grep -q "tag_ring: 2 ranks, .*: ok" "$work/run.out" || fail "$name: tag_ring's answer";; esac
     done
     grep -q "dsm_counter: 2 ranks, .*: ok" "$work/run.out" || fail "$name: dsm_counter's answer"
     for m in man1/rqrun.1 man3/rq_request.3 man3/rq_reply.3 man7/librq-environment.7; do
@@ -56,7 +57,7 @@ check_tree() {
             man -M "$p/share/man" "$q" 2>&1 | grep -q . || fail "$name: man $q shows nothing"
         done
     fi
-    ok "$name: tools, apps, pkg-config, find_package(rq: rq, rq_static, rqdsm), man pages"
+    ok "$name: tools, apps, pkg-config, find_package(rq: rq, rq_static, rqdsm, rqtag), man pages"
 }
 
 # 1. This build, installed under a prefix.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # man_pages.sh SRC - the manual pages in SRC/man: every page renders with
 # groff -man -ww and no warning (.so links resolved), every public call of
-# rq.h and rqdsm.h has a page, and, where python3 is present, the pages are
+# rq.h, rqdsm.h and rqtag.h has a page, and, where python3 is present, the pages are
 # what tools/man/genman.py makes of today's headers and docs (edit those,
 # then rerun it).
 set -u
@@ -16,7 +16,8 @@ for page in man1/*.1 man3/*.3 man7/*.7; do
     n=$((n + 1))
 done
 for f in $(grep -ho 'RQ_API[^(]*(' "$src/include/rq.h" | grep -o 'rq_[a-z_0-9]*') \
-         $(grep -ho '^[a-z][a-z_ *]*rqdsm_[a-z_]*(' "$src/dsm/include/rqdsm.h" | grep -o 'rqdsm_[a-z_]*(' | tr -d '('); do
+         $(grep -ho '^[a-z][a-z_ *]*rqdsm_[a-z_]*(' "$src/dsm/include/rqdsm.h" | grep -o 'rqdsm_[a-z_]*(' | tr -d '(') \
+         $(grep -ho '^int rq_[a-z_]*(' "$src/tag/include/rqtag.h" | grep -o 'rq_[a-z_]*'); do
     [ -f "man3/$f.3" ] || { echo "FAIL: no page for $f"; fail=1; }
 done
 for p in man1/rqrun.1 man1/rqinfo.1 man1/rqbench.1 man1/rqload.1 man1/rqgang.1 \

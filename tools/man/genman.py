@@ -326,7 +326,7 @@ def group_page(header_name, section, text, protos, siblings):
         "As every call on a context: one thread at a time unless the context is in thread-safe "
         "mode; see THREAD RULES in librq(3)."]
     see = ["librq(3)"] + ["%s(3)" % s for s in siblings if s != first][:8]
-    if header_name == "rqdsm.h":
+    if header_name in ("rqdsm.h", "rqtag.h"):
         see.insert(1, "rq_init(3)")
     out += [".SH SEE ALSO", ", ".join("\\fB%s\\fR(%s)" % (s[:-3], s[-2]) for s in see)]
     return first, names, out
@@ -357,7 +357,8 @@ def main():
         if m:
             ERROR_DEFAULTS[m.group(1)] = m.group(2)
     pages = {}
-    for hdr, hname in (("include/rq.h", "rq.h"), ("dsm/include/rqdsm.h", "rqdsm.h")):
+    for hdr, hname in (("include/rq.h", "rq.h"), ("dsm/include/rqdsm.h", "rqdsm.h"),
+                       ("tag/include/rqtag.h", "rqtag.h")):
         groups = parse_header(os.path.join(src, hdr))
         by_section = {}
         for section, text, protos in groups:

@@ -1,0 +1,553 @@
+/* tag.c - tagged two-sided messages on librq's active messages (rqtag.h).
+ *
+ * A message is one active message to the layer's handler: args[0] is the
+ * tag, the payload is the message's.  The handler is registered with
+ * RQ_HF_PLACE, so a payload larger than rq_medium_max() reaches it
+ * unplaced and is placed by rq_place straight where it belongs: the
+ * matched receive's buffer, or an unexpected buffer of its size.
+ *
+ * STATE AND ORDERING
+ *   posted      receives not yet matched, oldest first (a FIFO list).
+ *   unexp       arrived messages not yet received, oldest first.
+ *   Both, and the counters, are under `lk`, a spinlock taken by the calls
+ *   and by the handler (which may run on the progress thread, or on any
+ *   thread that polls a thread-safe context).  Nothing that waits is
+ *   called under it: rq_place does not wait, sends are made outside.
+ * FENCE TABLE
+ *   req->done    0 -> 1 once: by the layer (store_release, after status
+ *                and the payload are written), or by rq_place's atomic
+ *                add with release when it places a large payload straight
+ *                into the receive buffer.  Read with acquire: rq_ttest,
+ *                rq_wait_until.
+ *   u->placing   a large unexpected payload is still being placed: set in
+ *                the handler, cleared under lk by rq_place's callback
+ *                (`placed`, which runs after the payload is in u->data);
+ *                a receive that takes u meanwhile is left to that callback.
+ *   arrivals     counts unexpected arrivals (release add under lk);
+ *                rq_tprobe waits on it with rq_wait_until.
+ *   lk           test-and-test-and-set: acquire on take, release on give.
+ */
+#define _GNU_SOURCE
+#include "rqtag.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { REQ_FREE = 0, REQ_POSTED, REQ_HELD, REQ_DONE, REQ_SEND };
+
+/* An arrived message nobody has received yet. */
+struct unexp {
+    struct unexp     *next;
+    struct rq_tag    *t;
+    rq_treq_t        *holder;  /* the receive that took it while it landed */
+    int               src;
+    int               failed;  /* the placement's error (RQ_EPEER) */
+    uint64_t          tag;
+    size_t            len;
+    int               placing; /* its rq_place callback has not run yet */
+    unsigned char     data[];
+};
+
+struct rq_tag {
+    rq_ctx_t         *ctx;
+    unsigned          handler;
+    int               size;
+    _Atomic int       lk;
+    rq_treq_t        *posted, *posted_tail;
+    struct unexp     *unexp, *unexp_tail;
+    uint64_t          unexp_bytes;
+    volatile uint64_t arrivals;
+    uint64_t          place_started;       /* unexpected payloads being placed */
+    volatile uint64_t place_done;          /* ... and placed (callbacks run) */
+    rq_tag_stats_t    st;
+};
+
+static void lock(struct rq_tag *t)
+{
+    unsigned spins = 0;
+    while (atomic_exchange_explicit(&t->lk, 1, memory_order_acquire) != 0)
+        while (atomic_load_explicit(&t->lk, memory_order_relaxed) != 0)
+            if (++spins % 1024 == 0)
+                sched_yield(); /* the holder may share our CPU */
+}
+
+static void unlock(struct rq_tag *t) { atomic_store_explicit(&t->lk, 0, memory_order_release); }
+
+static void set_done(rq_treq_t *r)
+{
+    atomic_store_explicit((_Atomic uint64_t *)&r->done, 1, memory_order_release);
+}
+
+static int accepts(int src, uint64_t tag, uint64_t mask, int msrc, uint64_t mtag)
+{
+    return (src == RQ_TAG_ANY_SOURCE || src == msrc) && ((mtag ^ tag) & mask) == 0;
+}
+
+/* Under lk: receive r takes message u (out of every list).  Placed
+ * (its payload landed and its rq_place callback ran, or it was copied in
+ * the handler): r is DONE now and the caller copies it (copy_out) once lk
+ * is given back; returns 1.  Still placing: r holds u and the callback
+ * completes it; returns 0. */
+static int take(struct rq_tag *t, rq_treq_t *r, struct unexp *u)
+{
+    r->held = u;
+    if (u->placing) {
+        u->holder = r;
+        r->state = REQ_HELD;
+        return 0;
+    }
+    r->state = REQ_DONE;
+    t->unexp_bytes -= u->len;
+    if (u->len > r->cap)
+        t->st.truncated++;
+    return 1;
+}
+
+/* After take() returned 1, outside lk: copy, status, free, done. */
+static void copy_out(rq_treq_t *r)
+{
+    struct unexp *u = r->held;
+    size_t n = u->len <= r->cap ? u->len : r->cap;
+    if (n != 0 && !u->failed)
+        memcpy(r->buf, u->data, n);
+    r->status = (rq_tstatus_t){u->src, u->tag, u->len,
+                               u->failed ? u->failed : u->len > r->cap ? RQ_ERANGE : 0};
+    r->held = NULL;
+    free(u);
+    set_done(r);
+}
+
+/* rq_place's callback for a payload landing in an unexpected buffer (a
+ * handler, from a later poll): complete the receive that took it
+ * meanwhile, if any. */
+static void placed(rq_ctx_t *ctx, void *arg, int status)
+{
+    (void)ctx;
+    struct unexp *u = arg;
+    struct rq_tag *t = u->t;
+    lock(t);
+    u->failed = status;
+    u->placing = 0;
+    atomic_fetch_add_explicit((_Atomic uint64_t *)&t->place_done, 1, memory_order_release);
+    rq_treq_t *r = u->holder;
+    int now = r != NULL && take(t, r, u);
+    unlock(t);
+    if (now)
+        copy_out(r);
+}
+
+/* Take r off the posted list (under lk). */
+static void posted_remove(struct rq_tag *t, rq_treq_t *r, rq_treq_t *prev)
+{
+    if (prev != NULL)
+        prev->next = r->next;
+    else
+        t->posted = r->next;
+    if (t->posted_tail == r)
+        t->posted_tail = prev;
+    r->next = NULL;
+}
+
+/* Under lk: the oldest posted receive that accepts (src, tag), taken off
+ * the list, or NULL. */
+static rq_treq_t *match_posted(struct rq_tag *t, int src, uint64_t tag)
+{
+    rq_treq_t *r = t->posted, *prev = NULL;
+    while (r != NULL && !accepts(r->src, r->tag, r->mask, src, tag)) {
+        prev = r;
+        r = r->next;
+    }
+    if (r != NULL)
+        posted_remove(t, r, prev);
+    return r;
+}
+
+/* ---- the handler --------------------------------------------------------- */
+
+static void count_dropped(struct rq_tag *t)
+{
+    lock(t);
+    t->st.dropped++;
+    unlock(t);
+}
+
+/* Place an unplaced payload into u (its callback completes it). */
+static void place_aside(rq_ctx_t *ctx, const rq_msg_t *m, struct unexp *u)
+{
+    if (rq_place(ctx, m, u->data, NULL, placed, u) != 0)
+        placed(ctx, u, RQ_EINVAL); /* only a misuse of rq_place fails */
+}
+
+static void on_msg(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
+{
+    struct rq_tag *t = arg;
+    if (m->nargs != 1) { /* not ours: a foreign sender on our id */
+        count_dropped(t);
+        return;
+    }
+    const uint64_t tag = m->args[0];
+    const int unplaced = m->data == NULL && m->len != 0;
+    /* An unplaced payload may need a buffer of its own (no receive, or a
+     * receive too small): made before the lock, freed if not needed. */
+    struct unexp *u = NULL;
+    if (unplaced && (u = malloc(sizeof *u + m->len)) == NULL) {
+        count_dropped(t);
+        return;
+    }
+    lock(t);
+    t->st.received++;
+    if (unplaced)
+        t->st.rendezvous++;
+    rq_treq_t *r = match_posted(t, m->src, tag);
+    if (r != NULL && !(unplaced && m->len > r->cap)) {
+        /* The oldest posted receive that accepts it, and it fits. */
+        r->state = REQ_DONE;
+        const int trunc = m->len > r->cap;
+        if (trunc)
+            t->st.truncated++;
+        unlock(t);
+        free(u);
+        r->status = (rq_tstatus_t){m->src, tag, m->len, trunc ? RQ_ERANGE : 0};
+        if (!unplaced) {
+            if (m->len != 0)
+                memcpy(r->buf, m->data, trunc ? r->cap : m->len);
+            set_done(r);
+        } else if (rq_place(ctx, m, r->buf, &r->done, NULL, NULL) != 0) {
+            /* straight into the buffer: done moves once it is there */
+            r->status.error = RQ_ENOMEM;
+            set_done(r);
+        }
+        return;
+    }
+    if (r == NULL && !unplaced) {
+        /* Nobody waits for it: copy it aside (below). */
+        unlock(t);
+        if ((u = malloc(sizeof *u + m->len)) == NULL) {
+            count_dropped(t);
+            return;
+        }
+        lock(t);
+        /* A receive posted by another thread meanwhile takes it now. */
+        r = match_posted(t, m->src, tag);
+    }
+    *u = (struct unexp){.next = NULL, .t = t, .holder = NULL, .src = m->src, .tag = tag,
+                        .len = m->len, .placing = unplaced};
+    t->place_started += (uint64_t)unplaced;
+    if (!unplaced && m->len != 0)
+        memcpy(u->data, m->data, m->len);
+    t->unexp_bytes += u->len;
+    if (t->unexp_bytes > t->st.unexpected_bytes_max)
+        t->st.unexpected_bytes_max = t->unexp_bytes;
+    if (r != NULL) {
+        /* A receive holds it: a small message copied (the buffer's head),
+         * or a large one for a receive too small, landing aside first. */
+        int now = take(t, r, u);
+        unlock(t);
+        if (unplaced)
+            place_aside(ctx, m, u);
+        if (now)
+            copy_out(r);
+        return;
+    }
+    if (t->unexp_tail != NULL)
+        t->unexp_tail->next = u;
+    else
+        t->unexp = u;
+    t->unexp_tail = u;
+    t->st.unexpected++;
+    t->st.unexpected_now++;
+    atomic_fetch_add_explicit((_Atomic uint64_t *)&t->arrivals, 1, memory_order_release);
+    unlock(t);
+    /* Placed after it is queued: a receive that takes it meanwhile is
+     * completed by the callback. */
+    if (unplaced)
+        place_aside(ctx, m, u);
+}
+
+/* ---- open / close -------------------------------------------------------- */
+
+/* Whether the caller may wait for other ranks (not inside a handler):
+ * rq_wait_until on a counter already reached answers RQ_EPERM there. */
+static int may_wait(rq_ctx_t *ctx)
+{
+    static volatile uint64_t one = 1;
+    return rq_wait_until(ctx, &one, 1) != RQ_EPERM;
+}
+
+int rq_tag_open(rq_ctx_t *ctx, unsigned handler_base, rq_tag_t **out)
+{
+    if (ctx == NULL || out == NULL)
+        return RQ_EINVAL;
+    unsigned base = handler_base != 0 ? handler_base : RQTAG_HANDLER_BASE;
+    if (base + RQTAG_HANDLERS > RQ_MAX_HANDLERS)
+        return RQ_EINVAL;
+    if (!may_wait(ctx))
+        return RQ_EPERM;
+    struct rq_tag *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return RQ_ENOMEM;
+    t->ctx = ctx;
+    t->handler = base;
+    t->size = rq_size(ctx);
+    atomic_init(&t->lk, 0);
+    int rc = rq_handler_register(ctx, base, on_msg, t, RQ_HF_PLACE);
+    if (rc == 0)
+        rc = rq_barrier(ctx);
+    if (rc != 0) {
+        rq_handler_register(ctx, base, NULL, NULL, 0);
+        free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int rq_tag_close(rq_tag_t *t)
+{
+    if (t == NULL)
+        return RQ_EINVAL;
+    if (!may_wait(t->ctx))
+        return RQ_EPERM;
+    int rc = rq_barrier(t->ctx);
+    rq_handler_register(t->ctx, t->handler, NULL, NULL, 0);
+    /* Payloads still landing complete first (their callbacks hold u). */
+    lock(t);
+    uint64_t started = t->place_started;
+    unlock(t);
+    int prc = rq_wait_until(t->ctx, &t->place_done, started);
+    if (rc == 0)
+        rc = prc;
+    while (t->posted != NULL) {
+        rq_treq_t *r = t->posted;
+        t->posted = r->next;
+        r->next = NULL;
+        r->status = (rq_tstatus_t){RQ_TAG_ANY_SOURCE, 0, 0, RQ_EAGAIN};
+        r->state = REQ_DONE;
+        set_done(r);
+    }
+    while (t->unexp != NULL) {
+        struct unexp *u = t->unexp;
+        t->unexp = u->next;
+        free(u);
+    }
+    free(t);
+    return rc;
+}
+
+/* ---- send ---------------------------------------------------------------- */
+
+int rq_tsend(rq_tag_t *t, int dst, uint64_t tag, const void *buf, size_t len)
+{
+    if (t == NULL || dst < 0 || dst >= t->size || (buf == NULL && len != 0))
+        return RQ_EINVAL;
+    int rc = rq_request(t->ctx, dst, t->handler, &tag, 1, buf, len, 0);
+    if (rc == 0) {
+        lock(t);
+        t->st.sent++;
+        unlock(t);
+    }
+    return rc;
+}
+
+int rq_tisend(rq_tag_t *t, int dst, uint64_t tag, const void *buf, size_t len, rq_treq_t *req)
+{
+    if (req == NULL)
+        return RQ_EINVAL;
+    int rc = rq_tsend(t, dst, tag, buf, len);
+    if (rc != 0)
+        return rc;
+    req->next = NULL;
+    req->held = NULL;
+    req->status = (rq_tstatus_t){dst, tag, len, 0};
+    req->state = REQ_SEND;
+    set_done(req);
+    return 0;
+}
+
+/* ---- receive ------------------------------------------------------------- */
+
+int rq_tirecv(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, void *buf, size_t cap,
+              rq_treq_t *req)
+{
+    if (t == NULL || req == NULL || (buf == NULL && cap != 0) ||
+        (src != RQ_TAG_ANY_SOURCE && (src < 0 || src >= t->size)))
+        return RQ_EINVAL;
+    req->done = 0;
+    req->next = NULL;
+    req->buf = buf;
+    req->cap = cap;
+    req->held = NULL;
+    req->tag = tag;
+    req->mask = mask;
+    req->src = src;
+    req->status = (rq_tstatus_t){RQ_TAG_ANY_SOURCE, 0, 0, 0};
+    lock(t);
+    struct unexp *u = t->unexp, *prev = NULL;
+    while (u != NULL && !accepts(src, tag, mask, u->src, u->tag)) {
+        prev = u;
+        u = u->next;
+    }
+    if (u == NULL) { /* wait for an arrival */
+        req->state = REQ_POSTED;
+        if (t->posted_tail != NULL)
+            t->posted_tail->next = req;
+        else
+            t->posted = req;
+        t->posted_tail = req;
+        unlock(t);
+        return 0;
+    }
+    if (prev != NULL)
+        prev->next = u->next;
+    else
+        t->unexp = u->next;
+    if (t->unexp_tail == u)
+        t->unexp_tail = prev;
+    t->st.unexpected_now--;
+    int now = take(t, req, u);
+    unlock(t);
+    if (now)
+        copy_out(req);
+    return 0;
+}
+
+/* 1 if req has completed. */
+static int settle(rq_treq_t *req)
+{
+    return atomic_load_explicit((_Atomic uint64_t *)&req->done, memory_order_acquire) != 0;
+}
+
+static int req_ok(const rq_treq_t *req)
+{
+    return req != NULL && req->state != REQ_FREE;
+}
+
+int rq_ttest(rq_tag_t *t, rq_treq_t *req)
+{
+    if (t == NULL || !req_ok(req))
+        return RQ_EINVAL;
+    if (settle(req))
+        return 1;
+    rq_poll(t->ctx);
+    return settle(req);
+}
+
+/* Take req off the posted list if it is still there: 1 taken, and it is
+ * completed with error `why`. */
+static int withdraw(rq_tag_t *t, rq_treq_t *req, int why)
+{
+    lock(t);
+    int posted = req->state == REQ_POSTED;
+    if (posted) {
+        rq_treq_t *r = t->posted, *prev = NULL;
+        while (r != req) {
+            prev = r;
+            r = r->next;
+        }
+        posted_remove(t, req, prev);
+        req->state = REQ_DONE;
+        t->st.cancelled++;
+    }
+    unlock(t);
+    if (posted) {
+        req->status = (rq_tstatus_t){RQ_TAG_ANY_SOURCE, 0, 0, why};
+        set_done(req);
+    }
+    return posted;
+}
+
+int rq_twait(rq_tag_t *t, rq_treq_t *req)
+{
+    if (t == NULL || !req_ok(req))
+        return RQ_EINVAL;
+    if (!may_wait(t->ctx))
+        return RQ_EPERM;
+    int rc = rq_wait_until(t->ctx, &req->done, 1);
+    if (rc != 0 && !settle(req)) {
+        withdraw(t, req, rc); /* the job failed: a posted receive is taken back */
+        return rc;
+    }
+    return req->status.error;
+}
+
+int rq_trecv(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, void *buf, size_t cap,
+             rq_tstatus_t *st)
+{
+    if (t == NULL)
+        return RQ_EINVAL;
+    if (!may_wait(t->ctx))
+        return RQ_EPERM;
+    rq_treq_t req;
+    int rc = rq_tirecv(t, src, tag, mask, buf, cap, &req);
+    if (rc != 0)
+        return rc;
+    rc = rq_twait(t, &req);
+    if (st != NULL)
+        *st = req.status;
+    return rc;
+}
+
+int rq_tcancel(rq_tag_t *t, rq_treq_t *req)
+{
+    if (t == NULL || !req_ok(req) || req->state == REQ_SEND)
+        return RQ_EINVAL;
+    if (withdraw(t, req, RQ_EAGAIN))
+        return 0;
+    return settle(req) ? RQ_EINVAL : RQ_EAGAIN; /* completed / matched */
+}
+
+/* ---- probe --------------------------------------------------------------- */
+
+static int look(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, rq_tstatus_t *st)
+{
+    lock(t);
+    struct unexp *u = t->unexp;
+    while (u != NULL && !accepts(src, tag, mask, u->src, u->tag))
+        u = u->next;
+    if (u != NULL && st != NULL)
+        *st = (rq_tstatus_t){u->src, u->tag, u->len, 0};
+    unlock(t);
+    return u != NULL;
+}
+
+static int probe_args_ok(rq_tag_t *t, int src)
+{
+    return t != NULL && (src == RQ_TAG_ANY_SOURCE || (src >= 0 && src < t->size));
+}
+
+int rq_tiprobe(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, rq_tstatus_t *st)
+{
+    if (!probe_args_ok(t, src))
+        return RQ_EINVAL;
+    rq_poll(t->ctx);
+    return look(t, src, tag, mask, st);
+}
+
+int rq_tprobe(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, rq_tstatus_t *st)
+{
+    if (!probe_args_ok(t, src))
+        return RQ_EINVAL;
+    if (!may_wait(t->ctx))
+        return RQ_EPERM;
+    for (;;) {
+        uint64_t seen = atomic_load_explicit((_Atomic uint64_t *)&t->arrivals,
+                                             memory_order_acquire);
+        if (look(t, src, tag, mask, st))
+            return 0;
+        int rc = rq_wait_until(t->ctx, &t->arrivals, seen + 1);
+        if (rc != 0)
+            return rc;
+    }
+}
+
+int rq_tag_stats(rq_tag_t *t, rq_tag_stats_t *s)
+{
+    if (t == NULL || s == NULL)
+        return RQ_EINVAL;
+    lock(t);
+    *s = t->st;
+    unlock(t);
+    return 0;
+}
