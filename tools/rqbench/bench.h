@@ -98,6 +98,10 @@ int rqb_fam_xfer(struct rqb *b);
 int rqb_fam_poll(struct rqb *b);
 int rqb_fam_splitc(struct rqb *b);
 int rqb_fam_rq(struct rqb *b);
+/* compare.c's tagged two-sided rows (tagged.c): am_latency and bw[] are
+ * the same run's short-AM latency and rq_request_long bandwidths. */
+void rqb_compare_tagged(struct rqb *b, double am_latency, const double *bw, const size_t *bw_len,
+                        int nbw);
 int rqb_fam_compare(struct rqb *b);
 int rqb_fam_vni(struct rqb *b);
 int rqb_fam_pdq(struct rqb *b);

@@ -19,6 +19,8 @@
  *                        rq_request_long_nb; UCX: ucp_am_send_nbx
  *                        rendezvous; MPI: MPI_Isend / MPI_Irecv).
  *   overlap put          the same for rq_put_nb (librq only).
+ *   tagged ...           latency, rate and bandwidth of rqtag's send /
+ *                        receive (tagged.c; MPI: the same calls again).
  * Ranks 0 and 1 only; the names and units here are the join keys. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -189,6 +191,7 @@ int rqb_fam_compare(struct rqb *b)
     struct rqb_summary s;
     rqb_measure(b, "latency 8B", latency, NULL, &s);
     rqb_row(b, "latency 8B one-way", NAN, "ns", &s, "short AM ping-pong / 2");
+    const double am_latency = s.median;
     size_t len = 0;
     rqb_measure(b, "message rate 8B", stream, &len, &s);
     rqb_row(b, "message rate 8B", NAN, "M/s", &s, "16384 short AMs, one ack");
@@ -197,11 +200,15 @@ int rqb_fam_compare(struct rqb *b)
         return 1;
     memset(src_buf, 1, 16u << 20);
     static const size_t sizes[] = {4096, 65536, 1u << 20, 16u << 20};
+    double bw[4];
     for (int i = 0; i < 4; i++) {
         len = sizes[i];
         rqb_measure(b, "bandwidth", stream, &len, &s);
         rqb_row(b, "bandwidth", (double)len, "MB/s", &s, "rq_request_long stream, one ack");
+        bw[i] = s.median;
     }
+    /* The same shapes on the tagged two-sided layer (tagged.c). */
+    rqb_compare_tagged(b, am_latency, bw, sizes, 4);
     place_buf = malloc(16u << 20);
     if (place_buf == NULL)
         return 1;

@@ -1,6 +1,9 @@
 /* mpi_peer.c - rqbench-mpi: the "compare" shapes over MPI, for
  * rqbench --compare (run: mpirun -n 2 --bind-to core rqbench-mpi).
- *   latency 8B one-way  MPI_Send/MPI_Recv ping-pong, 1024 round trips / 2.
+ *   latency 8B one-way  MPI_Send/MPI_Recv ping-pong, 1024 round trips / 2
+ *                       (and again as "tagged latency 8B one-way", beside
+ *                       librq's tagged layer; likewise the rate and
+ *                       bandwidth).
  *   message rate 8B     16384 messages in windows of 64 MPI_Isend /
  *                       MPI_Irecv + MPI_Waitall, one ack (OSU style).
  *   bandwidth           the same with arrays (window 64, or 16 for >= 1 MiB).
@@ -161,6 +164,18 @@ int main(int argc, char **argv)
         len = sizes[i];
         peer_measure(&p, stream, &len, &s);
         peer_row(&p, "bandwidth", (double)len, "MB/s", &s, "window of Isend/Irecv");
+    }
+    /* MPI's point-to-point calls are tagged already: the same shapes,
+     * measured again beside librq's tagged layer (rqbench tagged.c). */
+    peer_measure(&p, latency, NULL, &s);
+    peer_row(&p, "tagged latency 8B one-way", NAN, "ns", &s, "MPI_Send/Recv ping-pong / 2");
+    len = 0;
+    peer_measure(&p, stream, &len, &s);
+    peer_row(&p, "tagged message rate 8B", NAN, "M/s", &s, "window 64 Isend/Irecv");
+    for (int i = 0; i < 4; i++) {
+        len = sizes[i];
+        peer_measure(&p, stream, &len, &s);
+        peer_row(&p, "tagged bandwidth", (double)len, "MB/s", &s, "window of Isend/Irecv");
     }
     static const size_t big[] = {16385, 65536, 1u << 20, 4u << 20, 16u << 20};
     for (int i = 0; i < 5; i++) {

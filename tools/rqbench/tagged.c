@@ -1,0 +1,118 @@
+/* tagged.c - rqbench compare: the tagged two-sided layer (rqtag,
+ * docs/tag.md) in the shapes the peers measure with their own two-sided
+ * calls (rqbench-mpi: MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv):
+ *   tagged latency 8B one-way  rq_tsend / rq_trecv ping-pong / 2;
+ *   tagged message rate 8B     16384 rq_tsend one way, the receiver
+ *                              posting windows of 64 rq_tirecv (MPI's);
+ *   tagged bandwidth           arrays of 4 KiB .. 16 MiB, windows of 64
+ *                              receives (16 from 1 MiB; above
+ *                              rq_medium_max() each is placed straight
+ *                              into its buffer).
+ * Beside them, from the same run: the ratio to the active-message
+ * figures of compare.c (short AM round trip / 2; rq_request_long). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "rqtag.h"
+
+enum { TAG_DATA = 1, TAG_ACK = 2, TAG_WINDOW = 64 };
+static rq_tag_t *tg;
+static char *tx, *rx;
+
+static double tagged_latency(struct rqb *b, void *arg)
+{
+    (void)arg;
+    const int n = 1024;
+    uint64_t x = 1;
+    double r = 0;
+    rq_barrier(b->ctx);
+    uint64_t t0 = rqb_now_ns();
+    if (b->me <= 1) {
+        int peer = 1 - b->me;
+        for (int i = 0; i < n; i++) {
+            if (b->me == 0)
+                rq_tsend(tg, peer, TAG_DATA, &x, 8);
+            rq_trecv(tg, peer, TAG_DATA, RQ_TAG_ALL, &x, 8, NULL);
+            if (b->me == 1)
+                rq_tsend(tg, peer, TAG_DATA, &x, 8);
+        }
+    }
+    if (b->me == 0)
+        r = rqb_elapsed_ns(t0) / n / 2;
+    return r;
+}
+
+/* arg: payload size; 0 = 8 bytes, rate in M/s; else MB/s.  The
+ * receiver posts windows of receives as rqbench-mpi does (64, 16 from
+ * 1 MiB) and waits for each window; the sender streams. */
+static double tagged_stream(struct rqb *b, void *arg)
+{
+    const size_t len = *(const size_t *)arg;
+    const long n = len == 0 ? 16384 : len >= (1u << 20) ? 16 : 256;
+    const size_t sz = len == 0 ? 8 : len;
+    const int window = len >= (1u << 20) ? 16 : TAG_WINDOW;
+    double r = 0;
+    rq_barrier(b->ctx);
+    if (b->me == 0) {
+        uint64_t t0 = rqb_now_ns(), ack;
+        for (long i = 0; i < n; i++)
+            rq_tsend(tg, 1, TAG_DATA, tx, sz);
+        rq_trecv(tg, 1, TAG_ACK, RQ_TAG_ALL, &ack, 8, NULL);
+        double t = rqb_elapsed_ns(t0);
+        r = len == 0 ? n / t * 1e3 : (double)n * (double)len / t * 1e3;
+    } else if (b->me == 1) {
+        rq_treq_t req[TAG_WINDOW];
+        for (long i = 0; i < n; i += window) {
+            for (int w = 0; w < window; w++)
+                rq_tirecv(tg, 0, TAG_DATA, RQ_TAG_ALL, rx, sz, &req[w]);
+            for (int w = 0; w < window; w++)
+                rq_twait(tg, &req[w]);
+        }
+        uint64_t ack = 1;
+        rq_tsend(tg, 0, TAG_ACK, &ack, 8);
+    }
+    return r;
+}
+
+void rqb_compare_tagged(struct rqb *b, double am_latency, const double *bw, const size_t *bw_len,
+                        int nbw)
+{
+    if (rq_tag_open(b->ctx, 0, &tg) != 0) {
+        rqb_row_na(b, "tagged latency 8B one-way", NAN, "ns", "rq_tag_open failed");
+        return;
+    }
+    size_t most = bw_len[nbw - 1];
+    tx = malloc(most);
+    rx = malloc(most);
+    if (tx == NULL || rx == NULL) {
+        free(tx);
+        free(rx);
+        rq_tag_close(tg);
+        rqb_row_na(b, "tagged latency 8B one-way", NAN, "ns", "out of memory");
+        return;
+    }
+    memset(tx, 1, most);
+    memset(rx, 0, most);
+    struct rqb_summary s;
+    rqb_measure(b, "tagged latency 8B", tagged_latency, NULL, &s);
+    rqb_row(b, "tagged latency 8B one-way", NAN, "ns", &s, "rq_tsend/rq_trecv ping-pong / 2");
+    rqb_row_derived(b, "tagged latency / AM latency", NAN, "x", s.median / am_latency,
+                    "same run: over the short AM round trip / 2 above");
+    size_t len = 0;
+    rqb_measure(b, "tagged message rate 8B", tagged_stream, &len, &s);
+    rqb_row(b, "tagged message rate 8B", NAN, "M/s", &s, "16384 rq_tsend, windows of 64 rq_tirecv");
+    for (int i = 0; i < nbw; i++) {
+        len = bw_len[i];
+        rqb_measure(b, "tagged bandwidth", tagged_stream, &len, &s);
+        rqb_row(b, "tagged bandwidth", (double)len, "MB/s", &s,
+                "rq_tsend stream, windows of rq_tirecv");
+        rqb_row_derived(b, "tagged bandwidth / rq_request_long", (double)len, "x", s.median / bw[i],
+                        "same run: over the bandwidth row above");
+    }
+    free(tx);
+    free(rx);
+    rq_tag_close(tg);
+}
