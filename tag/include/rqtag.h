@@ -22,34 +22,40 @@
  *   Messages from different sources match in the order they arrive.
  *
  * SIZES
- *   eager       len <= rq_medium_max(): the payload travels in the
- *               receiver's inbound lane and is copied once into the
- *               receive buffer (or into an unexpected buffer).
- *   rendezvous  larger: the handler sees the message before its payload
- *               is placed (RQ_HF_PLACE) and places it straight into the
- *               posted receive buffer with rq_place (from the sender's
- *               staging area on this node; pulled by UCX rendezvous from
- *               the sender's buffer across nodes), or into an unexpected
- *               buffer of its size when no receive is posted.
+ *   eager       len <= rq_medium_max(): one active message; the payload
+ *               travels in the receiver's inbound lane and is copied once
+ *               into the receive buffer (or into an unexpected buffer).
+ *   rendezvous  larger: the sender announces the message (tag, length);
+ *               it is matched like any message on arrival; once a receive
+ *               has it, the receiver answers and the sender's handler
+ *               sends the data, which the receiver places straight into
+ *               the receive buffer (rq_place: from the sender's staging
+ *               area on this node, pulled by UCX rendezvous from the
+ *               sender's buffer across nodes).  An unexpected large
+ *               message costs a small record, not a copy of its payload.
  *   A message longer than the receive buffer is truncated: the buffer
- *   gets its first cap bytes, status.len says the full length and
- *   status.error is RQ_ERANGE.
+ *   gets its first cap bytes (a rendezvous sends only those), status.len
+ *   says the full length and status.error is RQ_ERANGE.
  *
  * COMPLETION AND PROGRESS
- *   A send is complete when rq_tsend / rq_tisend returns (librq has
- *   copied the payload or, across nodes, the receiver has pulled it): the
- *   buffer may be reused.  A receive completes in a poll of its rank: the
- *   blocking calls poll (rq_wait_until), and so does any rq_poll,
- *   rq_wait_until or blocking librq call; rq_ttest polls once.
+ *   An eager send is complete when rq_tsend / rq_tisend returns (librq
+ *   has copied the payload): the buffer may be reused.  A rendezvous send
+ *   completes in a poll of the sender after the receiver has matched it
+ *   and its data has left the buffer: rq_tsend waits for that (like
+ *   MPI_Ssend), so two ranks that both send large messages to each other
+ *   before receiving wait for each other; post the receives first, or use
+ *   rq_tisend.  A receive completes in a poll of its rank.  The blocking
+ *   calls poll (rq_wait_until), and so does any rq_poll, rq_wait_until or
+ *   blocking librq call; rq_ttest polls once.
  *
  * THREADS
  *   The layer's state is under its own lock, taken by its handlers too,
  *   so its calls may be made from any thread whenever the context allows
  *   that thread to call librq (RQ_THREAD_SAFE=1, or a PDQ open), and with
- *   interrupts on.  From a handler: rq_tsend, rq_tisend, rq_tirecv,
- *   rq_tiprobe, rq_ttest and rq_tcancel are allowed (they do not wait for
- *   other ranks); rq_trecv, rq_twait, rq_tprobe, rq_tag_open and
- *   rq_tag_close return RQ_EPERM.
+ *   interrupts on.  From a handler: rq_tisend, rq_tirecv, rq_tiprobe,
+ *   rq_ttest, rq_tcancel and an eager rq_tsend are allowed (they do not
+ *   wait for other ranks); rq_trecv, rq_twait, rq_tprobe, rq_tag_open,
+ *   rq_tag_close and a rendezvous rq_tsend return RQ_EPERM.
  *
  * ERRORS
  *   RQ_EINVAL for a NULL or foreign handle, a rank outside the job, a NULL
@@ -70,7 +76,7 @@ extern "C" {
 #endif
 
 #define RQTAG_HANDLER_BASE 220u        /* default first handler id */
-#define RQTAG_HANDLERS     1u          /* handler ids used from the base */
+#define RQTAG_HANDLERS     4u          /* handler ids used from the base */
 #define RQ_TAG_ANY_SOURCE  (-1)        /* a receive's source: any rank */
 #define RQ_TAG_ALL         UINT64_MAX  /* a receive's mask: the whole tag */
 
@@ -97,7 +103,7 @@ typedef struct rq_treq {
     void             *buf;
     size_t            cap;
     void             *held;  /* an unexpected message whose payload is still landing */
-    uint64_t          tag, mask;
+    uint64_t          tag, mask, id;
     int               src;
     unsigned          state;
 } rq_treq_t;
@@ -129,10 +135,14 @@ int rq_tag_open(rq_ctx_t *ctx, unsigned handler_base, rq_tag_t **t);
 int rq_tag_close(rq_tag_t *t);
 
 /* rq_tsend - send len bytes of buf to rank dst with tag.  Returns when
- * buf may be reused.  Returns 0, RQ_EINVAL, RQ_EPEER, RQ_ENOMEM.
- * Blocking: only while dst's inbound lane is full (librq's flow control).
- * rq_tisend - the same, as a request: complete when it returns 0 (done is
- * 1), so rq_ttest and rq_twait return at once. */
+ * buf may be reused: at once for an eager message; for a rendezvous once
+ * the receiver has matched it and the data has left.  Returns 0,
+ * RQ_EINVAL, RQ_EPERM (a rendezvous from a handler), RQ_EPEER, RQ_ENOMEM.
+ * Blocking: an eager send only while dst's inbound lane is full (librq's
+ * flow control); a rendezvous until a matching receive is posted at dst.
+ * rq_tisend - the same as a request: an eager one is complete when it
+ * returns 0 (done is 1); a rendezvous completes in a later poll of this
+ * rank (rq_ttest, rq_twait), buf untouched until then. */
 int rq_tsend(rq_tag_t *t, int dst, uint64_t tag, const void *buf, size_t len);
 int rq_tisend(rq_tag_t *t, int dst, uint64_t tag, const void *buf, size_t len, rq_treq_t *req);
 
@@ -160,7 +170,7 @@ int rq_twait(rq_tag_t *t, rq_treq_t *req);
 /* rq_tcancel - take back a posted receive that has not matched: it
  * completes at once as cancelled (status.error RQ_EAGAIN).  Returns 0,
  * RQ_EAGAIN (it has matched already: it completes as usual), RQ_EINVAL
- * (not a receive of t, or completed).  Non-blocking. */
+ * (a send, not a receive of t, or completed).  Non-blocking. */
 int rq_tcancel(rq_tag_t *t, rq_treq_t *req);
 
 /* rq_tiprobe - poll once, then look for a message in the unexpected queue

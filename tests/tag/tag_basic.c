@@ -153,12 +153,21 @@ static void phase_large(void)
     CHECK_EQ(rq_twait(tg, &r), 0);
     CHECK_EQ(r.status.len, big);
     CHECK(same(in, big, from, 6));
-    /* Unexpected (sent before the receive), then one truncated. */
+    /* Unexpected (sent before the receive), then one truncated.  Above
+     * rq_medium_max() a send waits for its receive (rendezvous): every
+     * rank sending before it receives must not block, so rq_tisend. */
+    unsigned char *out8 = malloc(big);
+    rq_treq_t s7, s8;
     fill(out, big, me, 7);
-    CHECK_EQ(rq_tsend(tg, to, tag_of(7, 0), out, big), 0);
-    fill(out, big, me, 8);
-    CHECK_EQ(rq_tsend(tg, to, tag_of(8, 0), out, big), 0);
+    CHECK_EQ(rq_tisend(tg, to, tag_of(7, 0), out, big, &s7), 0);
+    fill(out8, big, me, 8);
+    CHECK_EQ(rq_tisend(tg, to, tag_of(8, 0), out8, big, &s8), 0);
+    CHECK_EQ(rq_ttest(tg, &s7), 0); /* nobody has received it yet */
     CHECK_EQ(rq_barrier(ctx), 0);
+    rq_tag_stats_t mid;
+    CHECK_EQ(rq_tiprobe(tg, from, tag_of(7, 0), RQ_TAG_ALL, NULL), 1);
+    CHECK_EQ(rq_tag_stats(tg, &mid), 0);
+    CHECK(mid.unexpected_bytes_max - a.unexpected_bytes_max < big); /* a record, no copy */
     rq_tstatus_t st;
     memset(in, 0, big);
     CHECK_EQ(rq_trecv(tg, from, tag_of(7, 0), RQ_TAG_ALL, in, big, &st), 0);
@@ -169,6 +178,9 @@ static void phase_large(void)
     CHECK_EQ(st.len, big);
     CHECK(same(in, 1000, from, 8));
     CHECK_EQ(in[1000], 0);
+    CHECK_EQ(rq_twait(tg, &s7), 0);
+    CHECK_EQ(rq_twait(tg, &s8), 0);
+    free(out8);
     /* A large one to a receive too small, posted first. */
     CHECK_EQ(rq_tirecv(tg, from, tag_of(9, 0), RQ_TAG_ALL, in, 500, &r), 0);
     CHECK_EQ(rq_barrier(ctx), 0);
