@@ -280,6 +280,10 @@ static void on_probe(rq_ctx_t *c, const rq_msg_t *m, void *arg)
     CHECK_EQ(rq_tirecv(tg, RQ_TAG_ANY_SOURCE, tag_of(14, 0), RQ_TAG_ALL, b, 8, &r), 0);
     CHECK_EQ(rq_twait(tg, &r), RQ_EPERM);
     CHECK_EQ(rq_tcancel(tg, &r), 0);
+    /* A large rq_tsend waits for its receive: not from a handler. */
+    static unsigned char big[1 << 17];
+    CHECK(sizeof big > rq_medium_max(c));
+    CHECK_EQ(rq_tsend(tg, me, tag_of(15, 0), big, sizeof big), RQ_EPERM);
     handler_checked++;
 }
 
@@ -308,6 +312,20 @@ static void phase_errors(void)
     CHECK_EQ(rq_tag_open(NULL, 0, &t2), RQ_EINVAL);
     CHECK_EQ(rq_tag_open(ctx, 0, NULL), RQ_EINVAL);
     CHECK_EQ(rq_tag_open(ctx, RQ_MAX_HANDLERS, &t2), RQ_EINVAL);
+    /* Forged rendezvous packets (a stale id, a short one) are dropped and
+     * counted, nothing written. */
+    rq_tag_stats_t a, b2;
+    CHECK_EQ(rq_tag_stats(tg, &a), 0);
+    uint64_t forged[3] = {12345, 1ull << 40 | 7, 8};
+    CHECK_EQ(rq_request(ctx, me, RQTAG_HANDLER_BASE + 3, forged, 1, b, 8, 0), 0); /* data */
+    CHECK_EQ(rq_request(ctx, me, RQTAG_HANDLER_BASE + 2, forged, 3, NULL, 0, 0), 0); /* go-ahead */
+    CHECK_EQ(rq_request(ctx, me, RQTAG_HANDLER_BASE + 1, forged, 2, NULL, 0, 0), 0); /* announce */
+    CHECK_EQ(rq_request(ctx, me, RQTAG_HANDLER_BASE + 0, forged, 3, NULL, 0, 0), 0); /* eager */
+    do {
+        CHECK(rq_poll(ctx) >= 0);
+        CHECK_EQ(rq_tag_stats(tg, &b2), 0);
+    } while (b2.dropped - a.dropped < 4);
+    CHECK_EQ(b2.dropped - a.dropped, 4);
     /* The blocking calls from a handler. */
     CHECK_EQ(rq_handler_register(ctx, H_PROBE, on_probe, NULL, 0), 0);
     CHECK_EQ(rq_request(ctx, me, H_PROBE, NULL, 0, NULL, 0, 0), 0);
@@ -334,7 +352,7 @@ int main(int argc, char **argv)
     phase_errors();
     rq_tag_stats_t st;
     CHECK_EQ(rq_tag_stats(tg, &st), 0);
-    CHECK_EQ(st.dropped, 0);
+    CHECK_EQ(st.dropped, 4); /* the forged ones */
     CHECK_EQ(st.unexpected_now, 0);
     CHECK_EQ(rq_tag_close(tg), 0);
     CHECK_EQ(rq_finalize(ctx), 0);
