@@ -22,7 +22,7 @@
  *   Messages from different sources match in the order they arrive.
  *
  * SIZES
- *   eager       len <= rq_medium_max(): one active message; the payload
+ *   eager       len <= the eager limit: one active message; the payload
  *               travels in the receiver's inbound lane and is copied once
  *               into the receive buffer (or into an unexpected buffer).
  *   rendezvous  larger: the sender announces the message (tag, length);
@@ -33,6 +33,10 @@
  *               area on this node, pulled by UCX rendezvous from the
  *               sender's buffer across nodes).  An unexpected large
  *               message costs a small record, not a copy of its payload.
+ *   The eager limit is RQ_TAG_EAGER_MAX bytes from the environment at
+ *   rq_tag_open (default RQTAG_EAGER_MAX, 8 KiB), at most rq_medium_max();
+ *   it must be the same on every rank.  Streams of 16-64 KiB messages ran
+ *   2-10x faster by rendezvous than eager in the lanes (docs/tag.md).
  *   A message longer than the receive buffer is truncated: the buffer
  *   gets its first cap bytes (a rendezvous sends only those), status.len
  *   says the full length and status.error is RQ_ERANGE.
@@ -79,6 +83,7 @@ extern "C" {
 #define RQTAG_HANDLERS     4u          /* handler ids used from the base */
 #define RQ_TAG_ANY_SOURCE  (-1)        /* a receive's source: any rank */
 #define RQ_TAG_ALL         UINT64_MAX  /* a receive's mask: the whole tag */
+#define RQTAG_EAGER_MAX    8192u       /* default eager limit (RQ_TAG_EAGER_MAX) */
 
 typedef struct rq_tag rq_tag_t;
 
@@ -122,7 +127,8 @@ typedef struct rq_tag_stats {
 /* rq_tag_open - start the layer on ctx: registers handler ids
  * [handler_base, handler_base + RQTAG_HANDLERS) (0 = RQTAG_HANDLER_BASE)
  * on every rank, then waits for every rank (rq_barrier).  Returns 0,
- * RQ_EINVAL (ctx or t NULL, ids outside [0, RQ_MAX_HANDLERS)), RQ_ENOMEM,
+ * RQ_EINVAL (ctx or t NULL, ids outside [0, RQ_MAX_HANDLERS), a
+ * malformed RQ_TAG_EAGER_MAX), RQ_ENOMEM,
  * RQ_EPERM (from a handler), RQ_EPEER.  Blocking: yes (collective).
  * Thread safety: one thread, once per context. */
 int rq_tag_open(rq_ctx_t *ctx, unsigned handler_base, rq_tag_t **t);
@@ -135,7 +141,8 @@ int rq_tag_open(rq_ctx_t *ctx, unsigned handler_base, rq_tag_t **t);
 int rq_tag_close(rq_tag_t *t);
 
 /* rq_tsend - send len bytes of buf to rank dst with tag.  Returns when
- * buf may be reused: at once for an eager message; for a rendezvous once
+ * buf may be reused: at once for an eager message (up to the eager
+ * limit, SIZES); for a rendezvous once
  * the receiver has matched it and the data has left.  Returns 0,
  * RQ_EINVAL, RQ_EPERM (a rendezvous from a handler), RQ_EPEER, RQ_ENOMEM.
  * Blocking: an eager send only while dst's inbound lane is full (librq's

@@ -1,6 +1,7 @@
 /* tag.c - tagged two-sided messages on librq's active messages (rqtag.h).
  *
- * Up to rq_medium_max() bytes a message is one active message to the
+ * Up to the eager limit (RQ_TAG_EAGER_MAX, at most rq_medium_max()) a
+ * message is one active message to the
  * eager handler (args[0] the tag, the payload the message's).  Larger, a
  * rendezvous (below, "rendezvous"): an announcement matched on arrival,
  * the receiver's go-ahead, then the data placed by rq_place straight
@@ -475,6 +476,22 @@ static int may_wait(rq_ctx_t *ctx)
     return rq_wait_until(ctx, &one, 1) != RQ_EPERM;
 }
 
+/* The eager limit: RQ_TAG_EAGER_MAX (bytes), default RQTAG_EAGER_MAX,
+ * never above rq_medium_max(); SIZE_MAX for a malformed value. */
+static size_t eager_max(rq_ctx_t *ctx)
+{
+    size_t limit = RQTAG_EAGER_MAX, medium = rq_medium_max(ctx);
+    const char *v = getenv("RQ_TAG_EAGER_MAX");
+    if (v != NULL && *v != '\0') {
+        char *end;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (*end != '\0' || v[0] == '-')
+            return SIZE_MAX;
+        limit = (size_t)x;
+    }
+    return limit < medium ? limit : medium;
+}
+
 int rq_tag_open(rq_ctx_t *ctx, unsigned handler_base, rq_tag_t **out)
 {
     if (ctx == NULL || out == NULL)
@@ -490,7 +507,11 @@ int rq_tag_open(rq_ctx_t *ctx, unsigned handler_base, rq_tag_t **out)
     t->ctx = ctx;
     t->handler = base;
     t->size = rq_size(ctx);
-    t->eager_max = rq_medium_max(ctx);
+    t->eager_max = eager_max(ctx);
+    if (t->eager_max == SIZE_MAX) {
+        free(t);
+        return RQ_EINVAL;
+    }
     atomic_init(&t->lk, 0);
     int rc = rq_handler_register(ctx, base + H_EAGER, on_msg, t, RQ_HF_PLACE);
     if (rc == 0)

@@ -15,7 +15,8 @@
  *   cancel     a receive nobody sends to, taken back; twice; a matched one;
  *   inflight   1000 rq_tirecv posted at once, any source, then matched;
  *   errors     bad ranks, NULL buffers, blocking calls from a handler.
- * argv: messages per pair (default 200). */
+ * argv: messages per pair (default 200), or "badenv": rq_tag_open must
+ * refuse the malformed RQ_TAG_EAGER_MAX it is given. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -338,6 +339,13 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_init(&argc, &argv, &ctx), 0);
     me = rq_rank(ctx);
     np = rq_size(ctx);
+    if (argc > 1 && strcmp(argv[1], "badenv") == 0) { /* RQ_TAG_EAGER_MAX malformed */
+        CHECK_EQ(rq_tag_open(ctx, 0, &tg), RQ_EINVAL);
+        CHECK_EQ(rq_finalize(ctx), 0);
+        if (me == 0)
+            printf("tag_basic: RQ_TAG_EAGER_MAX=%s refused\n", getenv("RQ_TAG_EAGER_MAX"));
+        return 0;
+    }
     uint64_t k = argc > 1 ? strtoull(argv[1], NULL, 10) : 200;
     CHECK(k >= 2);
     CHECK_EQ(rq_tag_open(ctx, 0, &tg), 0);
