@@ -262,6 +262,88 @@ static double large_placed(struct peer *p, void *arg)
     return r;
 }
 
+/* ---- the tag API, beside librq's tagged layer (rqbench tagged.c) ---- */
+
+enum { TAG_DATA = 1, TAG_ACK = 2 };
+
+static ucs_status_ptr_t tag_send(struct ux *u, const void *b, size_t len, ucp_tag_t tag)
+{
+    ucp_request_param_t prm = {0};
+    ucs_status_ptr_t r = ucp_tag_send_nbx(u->ep, b, len, tag, &prm);
+    if (UCS_PTR_IS_ERR(r))
+        die("ucp_tag_send_nbx", UCS_PTR_STATUS(r));
+    return r;
+}
+
+static ucs_status_ptr_t tag_recv(struct ux *u, void *b, size_t len, ucp_tag_t tag)
+{
+    ucp_request_param_t prm = {0};
+    ucs_status_ptr_t r = ucp_tag_recv_nbx(u->worker, b, len, tag, (ucp_tag_t)-1, &prm);
+    if (UCS_PTR_IS_ERR(r))
+        die("ucp_tag_recv_nbx", UCS_PTR_STATUS(r));
+    return r;
+}
+
+/* Wait for a receive (NULL: it completed at once). */
+static void wait_recv(struct ux *u, ucs_status_ptr_t r)
+{
+    if (r == NULL)
+        return;
+    ucp_tag_recv_info_t info;
+    while (ucp_tag_recv_request_test(r, &info) == UCS_INPROGRESS)
+        ucp_worker_progress(u->worker);
+    ucp_request_free(r);
+}
+
+static double tag_latency(struct peer *p, void *arg)
+{
+    (void)arg;
+    struct ux *u = p->u;
+    uint64_t x = 1;
+    const int n = 1024;
+    sync_both(p);
+    uint64_t t0 = peer_now_ns();
+    for (int i = 0; i < n; i++) {
+        if (p->me == 0)
+            wait_req(u, tag_send(u, &x, 8, TAG_DATA), "ucp_tag_send_nbx");
+        wait_recv(u, tag_recv(u, &x, 8, TAG_DATA));
+        if (p->me == 1)
+            wait_req(u, tag_send(u, &x, 8, TAG_DATA), "ucp_tag_send_nbx");
+    }
+    return (double)(peer_now_ns() - t0) / n / 2;
+}
+
+/* arg: payload size (0: 8 bytes, M/s; else MB/s).  Windows of sends and
+ * receives as rqbench-mpi's (64, 16 from 1 MiB), one ack at the end. */
+static double tag_stream(struct peer *p, void *arg)
+{
+    struct ux *u = p->u;
+    const size_t len = *(const size_t *)arg, sz = len ? len : 8;
+    const long n = len == 0 ? 16384 : len >= (1u << 20) ? 16 : 256;
+    const int window = len >= (1u << 20) ? 16 : 64;
+    ucs_status_ptr_t q[64];
+    uint64_t ack = 1;
+    sync_both(p);
+    uint64_t t0 = peer_now_ns();
+    for (long i = 0; i < n; i += window) {
+        for (int w = 0; w < window; w++)
+            q[w] = p->me == 0 ? tag_send(u, u->local, sz, TAG_DATA)
+                              : tag_recv(u, recv_buf, sz, TAG_DATA);
+        for (int w = 0; w < window; w++) {
+            if (p->me == 0)
+                wait_req(u, q[w], "ucp_tag_send_nbx");
+            else
+                wait_recv(u, q[w]);
+        }
+    }
+    if (p->me == 0)
+        wait_recv(u, tag_recv(u, &ack, 8, TAG_ACK));
+    else
+        wait_req(u, tag_send(u, &ack, 8, TAG_ACK), "ucp_tag_send_nbx");
+    double t = (double)(peer_now_ns() - t0);
+    return len == 0 ? n / t * 1e3 : (double)n * (double)len / t * 1e3;
+}
+
 /* arg: message size; the overlap fraction at the sender. */
 static double overlap(struct peer *p, void *arg)
 {
@@ -295,7 +377,7 @@ static double overlap(struct peer *p, void *arg)
 static void setup(struct ux *u)
 {
     ucp_params_t pp = {.field_mask = UCP_PARAM_FIELD_FEATURES,
-                       .features = UCP_FEATURE_AM | UCP_FEATURE_RMA};
+                       .features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_TAG};
     ucs_status_t st = ucp_init(&pp, NULL, &u->ctx);
     if (st != UCS_OK)
         die("ucp_init", st);
@@ -431,6 +513,16 @@ int main(int argc, char **argv)
         size_t len = sizes[i];
         peer_measure(&p, put, &len, &s);
         peer_row(&p, "bandwidth", (double)len, "MB/s", &s, "ucp_put_nbx stream, one flush");
+    }
+    peer_measure(&p, tag_latency, NULL, &s);
+    peer_row(&p, "tagged latency 8B one-way", NAN, "ns", &s, "ucp_tag_send/recv_nbx ping-pong / 2");
+    size_t zero_len = 0;
+    peer_measure(&p, tag_stream, &zero_len, &s);
+    peer_row(&p, "tagged message rate 8B", NAN, "M/s", &s, "windows of 64 tag send/recv");
+    for (int i = 0; i < 4; i++) {
+        size_t len = sizes[i];
+        peer_measure(&p, tag_stream, &len, &s);
+        peer_row(&p, "tagged bandwidth", (double)len, "MB/s", &s, "windows of tag send/recv");
     }
     static const size_t big[] = {16385, 65536, 1u << 20, 4u << 20, 16u << 20};
     for (int i = 0; i < 5; i++) {
