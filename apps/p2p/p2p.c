@@ -8,31 +8,37 @@
  *          waits for with rq_store_sync; the grid lives in the segment
  *   am     one active message per value; the handler writes the ghost
  *          cell and counts it, the neighbour waits with rq_wait_until
+ *   tag    two-sided, as the MPI version: rq_tsend of the value with the
+ *          row as its tag, rq_trecv straight into the ghost cell (rqtag,
+ *          docs/tag.md)
  *
  * The corner -A[m-1][n-1] goes back to rank 0 the same way.  Stores are
  * not ordered by librq, so a sender completes its previous store
  * (rq_sync, free under the direct strategy) before the next one: the
  * neighbour's byte count then says which rows are in.
  *
- * Usage: p2p [--variant V] <iterations> <m> <n> */
+ * Usage: p2p [--variant store|am|tag] <iterations> <m> <n> */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rq.h>
+#include <rqtag.h>
 
 #include "app.h"
 #include "pipeline.h"
 #include "fail.h"
 #include "placement.h"
 
-enum { V_STORE, V_AM, NVARIANTS };
-static const char *const variant_names[NVARIANTS] = {"store", "am"};
+enum { V_STORE, V_AM, V_TAG, NVARIANTS };
+static const char *const variant_names[NVARIANTS] = {"store", "am", "tag"};
 enum { H_ROW = 1, H_CORNER = 2 };
+#define TAG_CORNER (1ull << 62) /* tag: rows are tagged by their index */
 
 static struct {
     rq_ctx_t        *ctx;
+    rq_tag_t        *tg;                  /* tag: the two-sided layer */
     int              me, np, variant;
     struct pl_args   a;
     struct pl_local  L;
@@ -74,6 +80,8 @@ static int send_value(int dst, int h, long i, uint64_t off, double v)
         int rc = rq_sync(G.ctx); /* the previous store landed: they arrive in order */
         return rc != 0 ? rc : rq_store(G.ctx, dst, off, &v, sizeof v, 0);
     }
+    if (G.variant == V_TAG)
+        return rq_tsend(G.tg, dst, h == H_CORNER ? TAG_CORNER : (uint64_t)i, &v, sizeof v);
     uint64_t a[2] = {(uint64_t)i, 0};
     if (h == H_CORNER) {
         memcpy(&a[0], &v, sizeof v);
@@ -100,6 +108,10 @@ static int sweep(uint64_t k)
     if (G.me == 0 && k > 0) { /* A[0][0] = -A[m-1][n-1] of the last sweep */
         if (G.np == 1) {
             PL(L, 0, 1) = -PL(L, m - 1, L->w);
+        } else if (G.variant == V_TAG) {
+            double c = 0;
+            rc = rq_trecv(G.tg, G.np - 1, TAG_CORNER, RQ_TAG_ALL, &c, sizeof c, NULL);
+            PL(L, 0, 1) = c;
         } else if ((rc = wait_value(&G.corners, k)) == 0) {
             if (G.variant == V_STORE)
                 memcpy(&PL(L, 0, 1), (const char *)L->a + G.corner_off, sizeof(double));
@@ -108,7 +120,10 @@ static int sweep(uint64_t k)
         }
     }
     for (long i = 1; i < m && rc == 0; i++) {
-        if (G.me > 0)
+        if (G.me > 0 && G.variant == V_TAG) /* straight into the ghost cell */
+            rc = rq_trecv(G.tg, G.me - 1, (uint64_t)i, RQ_TAG_ALL, &PL(L, i, 0), sizeof(double),
+                          NULL);
+        else if (G.me > 0)
             rc = wait_value(&G.rows, k * (uint64_t)(m - 1) + (uint64_t)i);
         if (rc != 0)
             break;
@@ -162,6 +177,8 @@ int main(int argc, char **argv)
         return rqa_fail(G.ctx, "ERROR: out of memory");
     rq_handler_register(G.ctx, H_ROW, on_row, NULL, 0);
     rq_handler_register(G.ctx, H_CORNER, on_corner, NULL, 0);
+    if (G.variant == V_TAG && rq_tag_open(G.ctx, 0, &G.tg) != 0)
+        return rqa_fail(G.ctx, "ERROR: rq_tag_open failed");
     if (G.me == 0) {
         pl_header("librq pipeline execution on 2D grid", G.np, &G.a, variant_names[G.variant]);
         rqa_placement_print(line_ns);
@@ -191,6 +208,8 @@ int main(int argc, char **argv)
     if (G.me == 0 && !failed)
         failed = pl_result(corner, total, &G.a);
     pl_local_free(&G.L);
+    if (G.tg != NULL && rq_tag_close(G.tg) != 0)
+        failed = 1;
     fflush(stdout);
     if (rq_finalize(G.ctx) != 0)
         failed = 1;
