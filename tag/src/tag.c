@@ -239,6 +239,20 @@ static rq_treq_t *match_posted(struct rq_tag *t, int src, uint64_t tag)
     return r;
 }
 
+/* Under lk: u joins the unexpected queue (oldest first); a probe waiting
+ * for an arrival is told. */
+static void unexp_append(struct rq_tag *t, struct unexp *u)
+{
+    if (t->unexp_tail != NULL)
+        t->unexp_tail->next = u;
+    else
+        t->unexp = u;
+    t->unexp_tail = u;
+    t->st.unexpected++;
+    t->st.unexpected_now++;
+    atomic_fetch_add_explicit((_Atomic uint64_t *)&t->arrivals, 1, memory_order_release);
+}
+
 /* ---- the handler --------------------------------------------------------- */
 
 static void count_dropped(struct rq_tag *t)
@@ -326,14 +340,7 @@ static void on_msg(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
             copy_out(r);
         return;
     }
-    if (t->unexp_tail != NULL)
-        t->unexp_tail->next = u;
-    else
-        t->unexp = u;
-    t->unexp_tail = u;
-    t->st.unexpected++;
-    t->st.unexpected_now++;
-    atomic_fetch_add_explicit((_Atomic uint64_t *)&t->arrivals, 1, memory_order_release);
+    unexp_append(t, u);
     unlock(t);
     /* Placed after it is queued: a receive that takes it meanwhile is
      * completed by the callback. */
@@ -409,14 +416,7 @@ static void on_rts(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     }
     *u = (struct unexp){.next = NULL, .t = t, .src = m->src, .tag = tag, .len = (size_t)len,
                         .rts = 1, .sid = sid};
-    if (t->unexp_tail != NULL)
-        t->unexp_tail->next = u;
-    else
-        t->unexp = u;
-    t->unexp_tail = u;
-    t->st.unexpected++;
-    t->st.unexpected_now++;
-    atomic_fetch_add_explicit((_Atomic uint64_t *)&t->arrivals, 1, memory_order_release);
+    unexp_append(t, u);
     unlock(t);
 }
 
