@@ -652,11 +652,16 @@ int rq_tsend(rq_tag_t *t, int dst, uint64_t tag, const void *buf, size_t len)
 
 static int withdraw(rq_tag_t *t, rq_treq_t *req, int why);
 
+/* A receive's or probe's source: a rank of the job or any. */
+static int src_ok(const rq_tag_t *t, int src)
+{
+    return t != NULL && (src == RQ_TAG_ANY_SOURCE || (src >= 0 && src < t->size));
+}
+
 int rq_tirecv(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, void *buf, size_t cap,
               rq_treq_t *req)
 {
-    if (t == NULL || req == NULL || (buf == NULL && cap != 0) ||
-        (src != RQ_TAG_ANY_SOURCE && (src < 0 || src >= t->size)))
+    if (!src_ok(t, src) || req == NULL || (buf == NULL && cap != 0))
         return RQ_EINVAL;
     req->done = 0;
     req->next = NULL;
@@ -816,14 +821,10 @@ static int look(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, rq_tstatus_t 
     return u != NULL;
 }
 
-static int probe_args_ok(rq_tag_t *t, int src)
-{
-    return t != NULL && (src == RQ_TAG_ANY_SOURCE || (src >= 0 && src < t->size));
-}
 
 int rq_tiprobe(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, rq_tstatus_t *st)
 {
-    if (!probe_args_ok(t, src))
+    if (!src_ok(t, src))
         return RQ_EINVAL;
     rq_poll(t->ctx);
     return look(t, src, tag, mask, st);
@@ -831,7 +832,7 @@ int rq_tiprobe(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, rq_tstatus_t *
 
 int rq_tprobe(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, rq_tstatus_t *st)
 {
-    if (!probe_args_ok(t, src))
+    if (!src_ok(t, src))
         return RQ_EINVAL;
     if (!may_wait(t->ctx))
         return RQ_EPERM;
