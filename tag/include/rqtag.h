@@ -28,9 +28,12 @@
  *   rendezvous  larger: the sender announces the message (tag, length);
  *               it is matched like any message on arrival; once a receive
  *               has it, the receiver answers and the sender's handler
- *               sends the data, which the receiver places straight into
- *               the receive buffer (rq_place: from the sender's staging
- *               area on this node, pulled by UCX rendezvous from the
+ *               sends the data.  A receive buffer inside the receiving
+ *               rank's segment (rq_segment) is written there by the
+ *               sender with rq_request_long: one copy, the bandwidth of
+ *               rq_request_long.  Any other buffer gets the data placed
+ *               by rq_place (from the sender's staging area on this
+ *               node: two copies; pulled by UCX rendezvous from the
  *               sender's buffer across nodes).  An unexpected large
  *               message costs a small record, not a copy of its payload.
  *   The eager limit is RQ_TAG_EAGER_MAX bytes from the environment at

@@ -5,7 +5,9 @@
  * eager handler (args[0] the tag, the payload the message's).  Larger, a
  * rendezvous (below, "rendezvous"): an announcement matched on arrival,
  * the receiver's go-ahead, then the data placed by rq_place straight
- * into the receive buffer.  The eager handler is registered with
+ * into the receive buffer, or, when that buffer lies inside the receiving
+ * rank's segment, written there by the sender with rq_request_long (one
+ * copy instead of two).  The eager handler is registered with
  * RQ_HF_PLACE too, so an oversized eager message from a foreign sender
  * is still placed where it belongs (the receive's buffer, or an
  * unexpected buffer completed by rq_place's callback).
@@ -58,6 +60,7 @@ enum {
  * the sender's id, the receive's id, bytes wanted); the data (the
  * receive's id), placed straight into the receive buffer. */
 enum { H_EAGER, H_RTS, H_CTS, H_DATA };
+enum { CTS_WORDS = 4 }; /* sender's id, receive's id, bytes, 1 + segment offset or 0 */
 
 /* An arrived message nobody has received yet. */
 struct unexp {
@@ -86,6 +89,7 @@ struct rq_tag {
     uint64_t          place_started;       /* unexpected payloads being placed */
     volatile uint64_t place_done;          /* ... and placed (callbacks run) */
     size_t            eager_max;           /* rq_medium_max(): larger goes by rendezvous */
+    uintptr_t         seg_lo, seg_hi;      /* this rank's segment [lo, hi) */
     /* Requests named in rendezvous packets, by id = generation << 32 |
      * slot (a packet naming a stale or foreign id is dropped). */
     rq_treq_t       **ids;
@@ -359,10 +363,12 @@ static void on_msg(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 
 /* Under lk: receive r takes rendezvous announcement u (out of every
  * list): r waits for the data under an id.  Returns the CTS to send
- * (args[3]) after lk is given back, or 0 when out of memory (r is done
- * with RQ_ENOMEM by the caller). */
+ * (cts[CTS_WORDS]) after lk is given back, or 0 when out of memory (r is
+ * done with RQ_ENOMEM by the caller).  cts[3] is 1 + the buffer's offset
+ * in this rank's segment when it lies there (the sender then writes it
+ * with rq_request_long), else 0. */
 static int take_rts(struct rq_tag *t, rq_treq_t *r, int src, uint64_t tag, size_t len,
-                    uint64_t sid, uint64_t cts[3])
+                    uint64_t sid, uint64_t cts[CTS_WORDS])
 {
     const int trunc = len > r->cap;
     r->status = (rq_tstatus_t){src, tag, len, trunc ? RQ_ERANGE : 0};
@@ -375,6 +381,8 @@ static int take_rts(struct rq_tag *t, rq_treq_t *r, int src, uint64_t tag, size_
     cts[0] = sid;
     cts[1] = rid;
     cts[2] = trunc ? r->cap : len;
+    uintptr_t b = (uintptr_t)r->buf;
+    cts[3] = b >= t->seg_lo && b < t->seg_hi && cts[2] <= t->seg_hi - b ? 1 + (b - t->seg_lo) : 0;
     return 1;
 }
 
@@ -393,19 +401,27 @@ static void on_rts(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
         return;
     }
     const uint64_t tag = m->args[0], len = m->args[1], sid = m->args[2];
-    struct unexp *u = malloc(sizeof *u); /* in case nobody waits for it */
+    struct unexp *u = NULL; /* allocated only when nobody waits for it */
     lock(t);
+    rq_treq_t *r = match_posted(t, m->src, tag);
+    if (r == NULL) {
+        /* Allocate outside the lock, then look again: a receive posted
+         * meanwhile takes the announcement, else it is appended now. */
+        unlock(t);
+        u = malloc(sizeof *u);
+        lock(t);
+        r = match_posted(t, m->src, tag);
+    }
     t->st.received++;
     t->st.rendezvous++;
-    rq_treq_t *r = match_posted(t, m->src, tag);
     if (r != NULL) {
-        uint64_t cts[3];
+        uint64_t cts[CTS_WORDS];
         int ok = take_rts(t, r, m->src, tag, (size_t)len, sid, cts);
         unlock(t);
         free(u);
         if (!ok)
             fail_now(r, RQ_ENOMEM);
-        else if (rq_reply(ctx, m, t->handler + H_CTS, cts, 3, NULL, 0, 0) != 0)
+        else if (rq_reply(ctx, m, t->handler + H_CTS, cts, CTS_WORDS, NULL, 0, 0) != 0)
             fail_now(r, RQ_EPEER); /* its data cannot come */
         return;
     }
@@ -421,22 +437,26 @@ static void on_rts(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 }
 
 /* On the sender: the receiver is ready; send it the data (from the
- * handler: a send may be made there), to be placed into the receive
- * buffer.  The send is then complete.  (process_vm_writev straight into
- * the receive buffer was tried: 8-13 GB/s against 15-40 for this path
- * through the staging area, 256 KiB to 16 MiB on one machine.) */
+ * handler: a send may be made there), written straight into the receive
+ * buffer when that lies in the receiver's segment (rq_request_long: one
+ * copy), else to be placed there (two: through the staging area).  The
+ * send is then complete.  (process_vm_writev straight into a private
+ * receive buffer was tried: 8-13 GB/s against 15-40 for the staging
+ * path, 256 KiB to 16 MiB on one machine.) */
 static void on_cts(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 {
     struct rq_tag *t = arg;
     lock(t);
-    rq_treq_t *s = m->nargs == 3 ? id_take(t, m->args[0]) : NULL;
+    rq_treq_t *s = m->nargs == CTS_WORDS ? id_take(t, m->args[0]) : NULL;
     unlock(t);
     if (s == NULL || m->args[2] > s->cap) {
         count_dropped(t);
         return;
     }
-    const uint64_t rid = m->args[1];
-    int rc = rq_reply(ctx, m, t->handler + H_DATA, &rid, 1, s->buf, (size_t)m->args[2], 0);
+    const uint64_t rid = m->args[1], at = m->args[3];
+    int rc = at != 0 ? rq_request_long(ctx, m->src, t->handler + H_DATA, &rid, 1, s->buf,
+                                       (size_t)m->args[2], at - 1, 0)
+                     : rq_reply(ctx, m, t->handler + H_DATA, &rid, 1, s->buf, (size_t)m->args[2], 0);
     s->state = REQ_DONE;
     s->status.error = rc;
     set_done(s);
@@ -461,7 +481,7 @@ static void on_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
             fail_now(r, RQ_ENOMEM);
         return;
     }
-    if (m->len != 0)
+    if (m->len != 0 && m->data != r->buf) /* written in place by rq_request_long */
         memcpy(r->buf, m->data, m->len);
     set_done(r);
 }
@@ -513,6 +533,12 @@ int rq_tag_open(rq_ctx_t *ctx, unsigned handler_base, rq_tag_t **out)
         return RQ_EINVAL;
     }
     atomic_init(&t->lk, 0);
+    void *seg = NULL;
+    size_t seg_size = 0;
+    if (rq_segment(ctx, &seg, &seg_size) == 0 && seg != NULL) {
+        t->seg_lo = (uintptr_t)seg;
+        t->seg_hi = t->seg_lo + seg_size;
+    }
     int rc = rq_handler_register(ctx, base + H_EAGER, on_msg, t, RQ_HF_PLACE);
     if (rc == 0)
         rc = rq_handler_register(ctx, base + H_RTS, on_rts, t, 0);
@@ -696,14 +722,14 @@ int rq_tirecv(rq_tag_t *t, int src, uint64_t tag, uint64_t mask, void *buf, size
         t->unexp_tail = prev;
     t->st.unexpected_now--;
     if (u->rts) { /* a rendezvous: tell its sender to send */
-        uint64_t cts[3];
+        uint64_t cts[CTS_WORDS];
         int ok = take_rts(t, req, u->src, u->tag, u->len, u->sid, cts);
         unlock(t);
         int from = u->src;
         free(u);
         if (!ok)
             fail_now(req, RQ_ENOMEM);
-        else if (rq_request(t->ctx, from, t->handler + H_CTS, cts, 3, NULL, 0, 0) != 0)
+        else if (rq_request(t->ctx, from, t->handler + H_CTS, cts, CTS_WORDS, NULL, 0, 0) != 0)
             withdraw(t, req, RQ_EPEER);
         return 0;
     }

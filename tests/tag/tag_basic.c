@@ -10,6 +10,8 @@
  *              counted unexpected, then received whole;
  *   large      payloads above rq_medium_max() (rendezvous), to receives
  *              posted first and to none (unexpected), and truncated;
+ *              into private buffers (placed) and into buffers in the
+ *              receiver's segment (written by the sender);
  *   truncate   a small message into a smaller buffer: RQ_ERANGE, its head;
  *   probe      rq_tiprobe before and after arrival, rq_tprobe, status;
  *   cancel     a receive nobody sends to, taken back; twice; a matched one;
@@ -137,10 +139,19 @@ static void phase_unexpected(uint64_t k)
     CHECK_EQ(rq_barrier(ctx), 0);
 }
 
-static void phase_large(void)
+/* in_segment: the receive buffer lies in this rank's segment (the
+ * sender writes it with rq_request_long), else in private memory. */
+static void phase_large(int in_segment)
 {
     const size_t big = rq_medium_max(ctx) * 3 + 77;
-    unsigned char *out = malloc(big), *in = malloc(big);
+    unsigned char *out = malloc(big), *in = malloc(big), *mine = in;
+    if (in_segment) {
+        void *seg;
+        size_t seg_size;
+        CHECK_EQ(rq_segment(ctx, &seg, &seg_size), 0);
+        CHECK(seg_size >= big + 64);
+        in = (unsigned char *)seg + 64; /* not at its start: the offset travels */
+    }
     int to = (me + 1) % np, from = (me + np - 1) % np;
     rq_tag_stats_t a, b;
     CHECK_EQ(rq_tag_stats(tg, &a), 0);
@@ -193,7 +204,7 @@ static void phase_large(void)
     CHECK_EQ(b.rendezvous - a.rendezvous, 4);
     CHECK(b.truncated - a.truncated >= 2);
     free(out);
-    free(in);
+    free(mine);
     CHECK_EQ(rq_barrier(ctx), 0);
 }
 
@@ -353,7 +364,8 @@ int main(int argc, char **argv)
     phase_order(k, 1);
     phase_mask(k);
     phase_unexpected(k);
-    phase_large();
+    phase_large(0);
+    phase_large(1);
     phase_truncate_probe();
     phase_cancel();
     phase_inflight();

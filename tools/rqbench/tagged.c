@@ -5,9 +5,14 @@
  *   tagged message rate 8B     16384 messages one way in windows of 64
  *                              rq_tisend / rq_tirecv (MPI's);
  *   tagged bandwidth           arrays of 4 KiB .. 16 MiB, windows of 64
- *                              receives (16 from 1 MiB; above
- *                              rq_medium_max() each is placed straight
- *                              into its buffer).
+ *                              receives (16 from 1 MiB), into a buffer
+ *                              in the receiver's segment, where
+ *                              rq_request_long writes (above the eager
+ *                              limit the sender writes it there: one
+ *                              copy);
+ *   ... private buffer         the same into malloc'd memory (above the
+ *                              eager limit placed by rq_place from the
+ *                              sender's staging area: two copies).
  * Beside them, from the same run: the ratio to the active-message
  * figures of compare.c (short AM round trip / 2; rq_request_long). */
 #define _GNU_SOURCE
@@ -20,7 +25,7 @@
 
 enum { TAG_DATA = 1, TAG_ACK = 2, TAG_WINDOW = 64 };
 static rq_tag_t *tg;
-static char *tx, *rx;
+static char *tx, *rx, *rx_private;
 
 static double tagged_latency(struct rqb *b, void *arg)
 {
@@ -91,16 +96,22 @@ void rqb_compare_tagged(struct rqb *b, double am_latency, const double *bw, cons
     }
     size_t most = bw_len[nbw - 1];
     tx = malloc(most);
-    rx = malloc(most);
-    if (tx == NULL || rx == NULL) {
+    rx_private = malloc(most);
+    void *seg = NULL;
+    size_t seg_size = 0;
+    if (rq_segment(b->ctx, &seg, &seg_size) != 0 || seg_size < RQB_DATA_OFF + most)
+        seg = NULL;
+    if (tx == NULL || rx_private == NULL || seg == NULL) {
         free(tx);
-        free(rx);
+        free(rx_private);
         rq_tag_close(tg);
-        rqb_row_na(b, "tagged latency 8B one-way", NAN, "ns", "out of memory");
+        rqb_row_na(b, "tagged latency 8B one-way", NAN, "ns", "out of memory or segment");
         return;
     }
     memset(tx, 1, most);
+    rx = (char *)seg + RQB_DATA_OFF; /* where rq_request_long's bandwidth row writes */
     memset(rx, 0, most);
+    memset(rx_private, 0, most);
     struct rqb_summary s;
     rqb_measure(b, "tagged latency 8B", tagged_latency, NULL, &s);
     rqb_row(b, "tagged latency 8B one-way", NAN, "ns", &s, "rq_tsend/rq_trecv ping-pong / 2");
@@ -113,11 +124,22 @@ void rqb_compare_tagged(struct rqb *b, double am_latency, const double *bw, cons
         len = bw_len[i];
         rqb_measure(b, "tagged bandwidth", tagged_stream, &len, &s);
         rqb_row(b, "tagged bandwidth", (double)len, "MB/s", &s,
-                "windows of rq_tisend/rq_tirecv");
+                "windows of rq_tisend/rq_tirecv, receive buffer in the segment");
         rqb_row_derived(b, "tagged bandwidth / rq_request_long", (double)len, "x", s.median / bw[i],
                         "same run: over the bandwidth row above");
     }
+    char *in_segment = rx;
+    rx = rx_private;
+    for (int i = 0; i < nbw; i++) {
+        len = bw_len[i];
+        rqb_measure(b, "tagged bandwidth, private buffer", tagged_stream, &len, &s);
+        rqb_row(b, "tagged bandwidth, private buffer", (double)len, "MB/s", &s,
+                "the same into malloc'd memory (staged: two copies)");
+        rqb_row_derived(b, "tagged bandwidth, private / rq_request_long", (double)len, "x",
+                        s.median / bw[i], "same run: over the bandwidth row above");
+    }
+    rx = in_segment;
     free(tx);
-    free(rx);
+    free(rx_private);
     rq_tag_close(tg);
 }
