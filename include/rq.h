@@ -20,6 +20,9 @@
  *     one at a time, on whichever thread polls.  A thread's own sends to
  *     one destination queue stay FIFO; sends of different threads are
  *     ordered by whichever takes the lock first.
+ *   - A handler may continue as a thread (rq_handler_promote): the rest
+ *     of its work runs on a pool thread, where it may wait like any
+ *     application thread; it is no longer a handler nor atomic.
  *   - PDQ handlers (rq_pdq_open) run on the PDQ's threads, in parallel
  *     with each other and with the application, serialized only per
  *     synchronization key.  They are handlers: they may send anything,
@@ -116,6 +119,7 @@ extern "C" {
 /* handler flags */
 #define RQ_HF_INTERRUPT 0x1u /* deliver asynchronously when interrupts are on */
 #define RQ_HF_PLACE     0x2u /* large payloads reach the handler unplaced (rq_place) */
+#define RQ_HF_PROMOTE   0x4u /* the handler may become a thread (rq_handler_promote) */
 
 /* Symbols of the public API are exported from the shared library; every
  * internal one stays hidden. */
@@ -217,11 +221,68 @@ typedef void (*rq_handler_fn)(rq_ctx_t *ctx, const rq_msg_t *msg, void *arg);
 /* rq_handler_register - install fn as handler id (0 <= id < RQ_MAX_HANDLERS);
  * fn NULL uninstalls.  The table must be the same on every rank before
  * packets for id arrive: a packet for an id with no handler is rejected and
- * counted in rq_stats().rejected.  flags: 0, RQ_HF_INTERRUPT, RQ_HF_PLACE
- * (or both; see rq_place).  Returns 0 or RQ_EINVAL.  Non-blocking;
+ * counted in rq_stats().rejected.  flags: 0 or any of RQ_HF_INTERRUPT,
+ * RQ_HF_PLACE (see rq_place), RQ_HF_PROMOTE (see rq_handler_promote: it
+ * switches the context to thread-safe mode for good, as RQ_THREAD_SAFE=1).
+ * Returns 0, RQ_EINVAL, RQ_EPERM (RQ_HF_PROMOTE on a context not yet
+ * thread-safe, from a handler or the progress thread).  Non-blocking;
  * callable from a handler. */
 RQ_API int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
                         unsigned flags);
+
+/* ---- handlers that become threads (FUGU's user_active_global) ----
+ * rq_handler_promote - continue the running handler in a thread.
+ * Called inside a handler (active message, queue or PDQ handler, on any
+ * thread that runs it) with msg, the message that handler was given, it
+ * hands the rest of the handler's work, fn(ctx, copy, arg), to a thread.
+ * It copies the message (its args, and its payload
+ * unless that already lies in this rank's segment, as a long request's
+ * does; an unplaced RQ_HF_PLACE payload is not carried: data NULL, len
+ * as the handler saw it) and queues fn with the copy to the context's
+ * promotion pool; the handler then returns, and the ring is not held.
+ * fn runs on a pool thread, outside any handler: there every librq call
+ * is allowed, the blocking ones included (rq_wait_until, rq_read,
+ * collectives, a DSM section as rqdsm.h THREADS allows), as from an
+ * application thread of a thread-safe context; it may run long, wait
+ * for other messages, or
+ * block, while handlers keep running on the threads that poll.  The copy
+ * (msg, its args and payload) is valid until fn returns.
+ *   Pool: one per context, created by the first promotion; a thread is
+ * started whenever more parts wait than threads are idle, up to
+ * RQ_PROMOTE_THREADS (default 32); beyond that parts start in the order
+ * they were promoted as threads come free (a part that waits for the
+ * effect of a part not yet started, while every thread is taken, waits
+ * forever: raise RQ_PROMOTE_THREADS).  An idle pool thread looks for
+ * work RQ_PROMOTE_SPIN_US (default 50), yielding the CPU, then sleeps.
+ * The threads inherit the rank's CPU set: a rank bound to one core
+ * (rqrun --bind core, mpirun --bind-to core) runs its parts on that core
+ * in turns with the application; give such ranks two cores or more.
+ * Cost (rqbench am, "promotion" rows): about 0.3-0.4 us over a plain
+ * handler with a core free for the pool, 8 us sharing one core.
+ *   Atomicity and order: a promoted part is not a handler and not atomic:
+ * it runs in parallel with handlers, the application and other promoted
+ * parts, like an application thread.  Parts start in promotion order;
+ * nothing orders their ends.  In a PDQ, promotion ends the handler's hold
+ * on its key: the key's next message may run at once, in parallel with
+ * the part (serialize across the part yourself if it needs the key), and
+ * an RQ_KEY_SEQUENTIAL handler's part runs in parallel with what follows
+ * it; rq_pdq_drain does not wait for promoted parts.
+ *   Sends from a part are a thread's sends (deadlock-free as any sender's:
+ * a full destination makes it drain, not wait for a handler).  When the
+ * job fails, a part's waits return RQ_EPEER like any thread's.
+ *   rq_finalize waits until every promoted part has returned (parts may
+ * send, so they belong to the job's quiescence); parts promoted by
+ * handlers that run within rq_finalize's last waves run on the
+ * finalizing thread, one at a time, and must not call collectives.  If
+ * the job has failed, parts not yet started are dropped.
+ * Returns 0, RQ_EINVAL (ctx, msg or fn NULL; msg malformed), RQ_EPERM
+ * (not inside a handler; or the context is not thread-safe: register the
+ * handler with RQ_HF_PROMOTE, set RQ_THREAD_SAFE=1 or open a PDQ),
+ * RQ_ENOMEM (nothing queued: the handler still has its message).
+ * Blocking: no (it may start a thread).  Thread safety: from a handler,
+ * on any thread. */
+typedef void (*rq_promoted_fn)(rq_ctx_t *ctx, const rq_msg_t *msg, void *arg);
+RQ_API int rq_handler_promote(rq_ctx_t *ctx, const rq_msg_t *msg, rq_promoted_fn fn, void *arg);
 
 /* rq_request - send an active message: handler runs on dst with args and
  * the payload.  len 0 = short, else medium (see SIZE TIERS).
@@ -685,6 +746,8 @@ typedef struct rq_stats {
     uint64_t revocations;           /* atomicity-timer expiries that buffered packets */
     uint64_t idle_yields;           /* receive calls that gave the CPU away (RQ_YIELD_IDLE) */
     uint64_t overflow_high_exits;   /* STOPs lifted by the memory high-water mark */
+    uint64_t promoted;              /* handlers promoted to threads (rq_handler_promote) */
+    uint64_t promote_threads;       /* threads its pool started */
 } rq_stats_t;
 
 /* rq_stats - this rank's counters since rq_init.  direct: delivered in
@@ -702,7 +765,9 @@ typedef struct rq_stats {
  * (docs/delivery.md); idle_yields: rq_poll, rq_peek, rq_peek_n and
  * rq_dequeue calls that yielded the CPU because RQ_SPIN_COUNT calls in a
  * row before them had found nothing (RQ_YIELD_IDLE, on by default only
- * when the node runs more ranks than it has CPUs).
+ * when the node runs more ranks than it has CPUs); promoted: calls of
+ * rq_handler_promote that queued a part; promote_threads: threads the
+ * promotion pool started (at most RQ_PROMOTE_THREADS at once).
  * Returns 0, RQ_EINVAL.  Non-blocking. */
 RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 

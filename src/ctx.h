@@ -182,6 +182,7 @@ struct rq_ctx {
 
     /* parallel dispatch queues attached to queue ids (src/pdq/pdq.h) */
     struct rq_pdq     *pdq[RQ_MAX_QUEUES];
+    struct rqi_promote *_Atomic promote; /* handlers promoted to threads (progress/promote.c) */
     _Atomic uint64_t   pdq_rejected; /* PDQ messages with no handler */
 
     /* Oversubscription (RQ_YIELD_IDLE): receive calls in a row that found

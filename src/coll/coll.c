@@ -15,6 +15,7 @@
 #include "am/am.h"
 #include "coll/coll.h"
 #include "deliver/deliver.h"
+#include "progress/promote.h"
 
 /* Packets that a system message of len bytes between us and peer takes,
  * the way rqi_send cuts it. */
@@ -253,7 +254,9 @@ static int settle(rq_ctx_t *ctx)
     unsigned spins = 0;
     for (;;) {
         int rc = 0;
-        while (rc == 0 && rqi_poll(ctx) > 0)
+        /* Promoted parts queued once the pool stopped (rq_finalize) run
+         * here, outside any handler. */
+        while (rc == 0 && (rqi_poll(ctx) > 0 || rqi_promote_run_queued(ctx) > 0))
             rc = rqi_busy_step(ctx, &spins);
         if (rc == 0 && ctx->ob.records == 0)
             return 0;

@@ -120,6 +120,12 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_BUFFER_DELAY_NS] = {"RQ_BUFFER_DELAY_NS", 0, 0, 1000000, 0,
         "measurement aid (FUGU Figure 7-22): spin this many ns for every packet put into "
         "the virtual buffer, a slower buffered path", NULL},
+    [RQI_CFG_PROMOTE_THREADS] = {"RQ_PROMOTE_THREADS", 32, 1, 4096, 0,
+        "most threads of the pool that runs promoted handlers (rq_handler_promote); started on "
+        "demand, beyond it promoted parts wait their turn", NULL},
+    [RQI_CFG_PROMOTE_SPIN_US] = {"RQ_PROMOTE_SPIN_US", 50, 0, 1000000, 0,
+        "how long an idle promotion thread looks for work (yielding the CPU) before it sleeps",
+        NULL},
 };
 
 int rqi_config_parse_u64(const char *s, uint64_t *out)

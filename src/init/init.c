@@ -17,6 +17,7 @@
 #include "am/am.h"
 #include "deliver/deliver.h"
 #include "pdq/pdq.h"
+#include "progress/promote.h"
 
 static uint64_t mono_ms(void)
 {
@@ -100,6 +101,7 @@ void rqi_hooks_init(struct rqi_hooks *h)
 static void ctx_free(rq_ctx_t *ctx)
 {
     rqi_vni_fini(ctx);
+    rqi_promote_free(ctx); /* its threads may still use the network */
     ctx->net->fini(ctx);
     /* After the progress thread and UCX (both may complete transfers),
      * before the segments are unmapped (the copy thread writes them). */
@@ -288,15 +290,21 @@ int rq_finalize(rq_ctx_t *ctx)
      * address is compared.  Any other use after rq_finalize is undefined. */
     if (atomic_load(&live_ctx) != ctx)
         return RQ_EINVAL;
-    if (rqi_in_handler(ctx) || rqi_vni_on_progress)
+    if (rqi_in_handler(ctx) || rqi_vni_on_progress || rqi_promote_on_pool())
         return RQ_EPERM;
     atomic_store(&live_ctx, NULL);
-    /* Open PDQs are drained and closed (their threads may still send),
-     * then the progress thread stops: from here on this thread alone
-     * owns the context. */
+    /* Promoted handlers return (they may send and wait), open PDQs are
+     * drained and closed (their threads may still send; their handlers
+     * may promote), the pool's threads stop (parts promoted later run on
+     * this thread, in the waves below), then the progress thread stops:
+     * from here on this thread alone owns the context. */
+    int prc = rqi_promote_quiet(ctx);
     for (unsigned qid = 0; qid < RQ_MAX_QUEUES; qid++)
         if (ctx->pdq[qid] != NULL)
             (void)rq_pdq_close(ctx->pdq[qid]);
+    if (prc == 0)
+        prc = rqi_promote_quiet(ctx);
+    rqi_promote_stop(ctx);
     rqi_vni_fini(ctx);
     /* Complete our global-address operations, then wait until nothing is
      * in flight anywhere: handlers run meanwhile and may send, and what
@@ -311,7 +319,7 @@ int rq_finalize(rq_ctx_t *ctx)
     if (rc == 0)
         rc = rqi_async_quiet(ctx);
     if (rc == 0)
-        rc = ctx->fail.failed ? RQ_EPEER : rqi_quiesce(ctx);
+        rc = prc != 0 || ctx->fail.failed ? RQ_EPEER : rqi_quiesce(ctx);
 #ifdef RQ_HAVE_PMIX
     /* Across nodes, every rank must be past the barrier before any closes
      * its connections: a closed connection reads as a dead peer. */
@@ -343,6 +351,7 @@ int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
     out->interrupts = ctx->vni.interrupts;
     out->revocations = ctx->vni.revocations;
     out->overflow_high_exits = ctx->vni.ovf_high_exits;
+    rqi_promote_counts(ctx, &out->promoted, &out->promote_threads);
     rqi_ctx_leave(ctx, locked);
     return 0;
 }

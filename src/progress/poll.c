@@ -34,8 +34,16 @@ int rq_test(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least)
 int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
                         unsigned flags)
 {
-    if (ctx == NULL || id >= RQ_MAX_HANDLERS || (flags & ~(RQ_HF_INTERRUPT | RQ_HF_PLACE)) != 0)
+    if (ctx == NULL || id >= RQ_MAX_HANDLERS || (flags & ~(RQ_HF_INTERRUPT | RQ_HF_PLACE | RQ_HF_PROMOTE)) != 0)
         return RQ_EINVAL;
+    /* Promoted parts call in from the pool's threads: thread-safe mode,
+     * switched on only while no handler runs here (a call in progress
+     * entered without the lock). */
+    if ((flags & RQ_HF_PROMOTE) && rqi_load_relaxed(&ctx->mt.on) == 0) {
+        if (rqi_in_handler(ctx) || rqi_vni_on_progress)
+            return RQ_EPERM;
+        rqi_store_relaxed(&ctx->mt.on, 1u);
+    }
     /* Bracketed: the progress thread may be reading the table. */
     int locked = rqi_ctx_enter(ctx);
     ctx->handlers[id].fn = fn;

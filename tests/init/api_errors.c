@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_handler_register(NULL, 0, h_checks, NULL, 0), RQ_EINVAL);
     CHECK_EQ(rq_handler_register(ctx, RQ_MAX_HANDLERS, h_checks, NULL, 0), RQ_EINVAL);
     CHECK_EQ(rq_handler_register(ctx, 0, h_checks, NULL, 0x80), RQ_EINVAL);
-    CHECK_EQ(rq_handler_register(ctx, 0, h_checks, NULL, 0x4), RQ_EINVAL);
+    CHECK_EQ(rq_handler_register(ctx, 0, h_checks, NULL, 0x8), RQ_EINVAL);
     CHECK_EQ(rq_handler_register(ctx, 0, h_checks, NULL, RQ_HF_PLACE | RQ_HF_INTERRUPT), 0);
     CHECK_EQ(rq_handler_register(ctx, 0, h_checks, NULL, 0), 0);
     /* rq_place: only for the unplaced message of the running handler */

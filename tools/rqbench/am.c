@@ -268,5 +268,6 @@ int rqb_fam_am(struct rqb *b)
                  b->rep.line_ns);
         rqb_row_derived(b, "latency L (derived)", NAN, "ns", L, note);
     }
+    rqb_promote_rows(b); /* last: it makes the context thread-safe */
     return 0;
 }

@@ -107,6 +107,8 @@ int rqb_fam_vni(struct rqb *b);
 int rqb_fam_pdq(struct rqb *b);
 /* pdq_rt.c: a PDQ message's round trip beside an active message's. */
 void rqb_pdq_round_trips(struct rqb *b);
+/* am: a promoted handler beside a plain one and a hand-off (promote.c). */
+void rqb_promote_rows(struct rqb *b);
 int rqb_fam_large(struct rqb *b);
 int rqb_fam_intr(struct rqb *b);
 int rqb_fam_overflow(struct rqb *b);
