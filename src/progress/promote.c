@@ -8,11 +8,13 @@
  *   promotion that finds more parts queued than threads idle starts one,
  *   up to RQ_PROMOTE_THREADS; beyond that parts wait their turn in FIFO
  *   order.  An idle thread looks at `queued` for RQ_PROMOTE_SPIN_US
- *   (yielding the CPU between looks) and then sleeps on `cv`.
+ *   (yielding the CPU between looks) and then sleeps on `cv`; one idle
+ *   thread looks at a time (`spinning`), the others sleep, and a thread
+ *   that takes a part while more wait and nobody looks wakes a sleeper.
  *
  * WHO WRITES WHAT (memory ordering)
  *   mu (pthread mutex) guards the FIFO (head, tail), threads, idle,
- *     sleeping, the thread ids, and every store to `stop` (spinners also
+ *     sleeping, spinning, the thread ids, and every store to `stop` (spinners also
  *     load it relaxed, a hint), `queued` and `inflight`.  A part's
  *     copy is written by the promoting thread before it takes mu and
  *     read by the pool thread after it took mu: the mutex orders them.
@@ -64,7 +66,7 @@ struct rqi_promote {
     _Atomic uint64_t inflight;
     _Atomic uint64_t promoted;  /* parts ever promoted (rq_stats) */
     _Atomic uint64_t started;   /* threads ever started (rq_stats) */
-    unsigned         threads, idle, sleeping, max;
+    unsigned         threads, idle, sleeping, spinning, max;
     _Atomic unsigned stop;      /* set under mu; spinners load it relaxed */
     uint64_t         spin_ns;
     pthread_t       *tids;
@@ -125,10 +127,14 @@ static void *pool_main(void *arg)
         struct part *p = NULL;
         int looked = 0;
         while (!rqi_load_relaxed(&pl->stop) && (p = pop(pl)) == NULL) {
-            if (!looked) {
+            /* One idle thread looks; the others sleep (a herd spinning on
+             * `queued` would fight over mu for each part). */
+            if (!looked && !pl->spinning && pl->spin_ns != 0) {
+                pl->spinning = 1;
                 pthread_mutex_unlock(&pl->mu);
                 look_a_while(pl);
                 pthread_mutex_lock(&pl->mu);
+                pl->spinning = 0;
                 looked = 1;
                 continue;
             }
@@ -140,6 +146,9 @@ static void *pool_main(void *arg)
         if (p == NULL) /* stopped: what is queued runs on the finalizer */
             break;
         pl->idle--;
+        /* More waiting and nobody looking: wake a sleeper for them. */
+        if (rqi_load_relaxed(&pl->queued) != 0 && !pl->spinning && pl->sleeping != 0)
+            pthread_cond_signal(&pl->cv);
         pthread_mutex_unlock(&pl->mu);
         run_part(pl->ctx, p);
         pthread_mutex_lock(&pl->mu);
@@ -242,8 +251,8 @@ int rq_handler_promote(rq_ctx_t *ctx, const rq_msg_t *msg, rq_promoted_fn fn, vo
     if (!rqi_load_relaxed(&pl->stop)) {
         if (q > pl->idle && pl->threads < pl->max)
             start_thread(pl);
-        if (pl->sleeping != 0)
-            pthread_cond_signal(&pl->cv);
+        else if (!pl->spinning && pl->sleeping != 0)
+            pthread_cond_signal(&pl->cv); /* a looking thread takes it */
     }
     rqi_store_relaxed(&pl->promoted, rqi_load_relaxed(&pl->promoted) + 1);
     pthread_mutex_unlock(&pl->mu);

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <sys/sysinfo.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -145,8 +146,13 @@ void rqb_promote_rows(struct rqb *b)
             "a request to self, its handler counts; one at a time");
     how = PR_PROMOTE;
     rqb_measure(b, "promotion: promoted part", self_requests, &how, &promoted);
-    rqb_row(b, "promotion: promoted part", NAN, "ns", &promoted,
-            "the handler promotes itself; the part counts on a pool thread");
+    rq_stats_t st = {0};
+    rq_stats(b->ctx, &st);
+    char note[128];
+    snprintf(note, sizeof note,
+             "the handler promotes itself; the part counts on a pool thread (%llu started)",
+             (unsigned long long)st.promote_threads);
+    rqb_row(b, "promotion: promoted part", NAN, "ns", &promoted, note);
     pthread_t t;
     int started = b->me == 0 && pthread_create(&t, NULL, handoff_main, NULL) == 0;
     how = PR_HANDOFF;
