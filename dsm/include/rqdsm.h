@@ -15,8 +15,12 @@
  * section the mapped bytes may be stale and must not be written.
  *
  * THREADS
- *   - One application thread per rank calls rqdsm (the one that called
- *     rqdsm_init); calls from other threads are not supported.
+ *   - One thread of a rank at a time calls rqdsm: the one that called
+ *     rqdsm_init, or another thread while that one is outside rqdsm, such
+ *     as a promoted handler's part (rq_handler_promote) on a pool of one
+ *     thread (RQ_PROMOTE_THREADS=1) while the main thread waits in
+ *     rq_wait_until (tests/dsm/dsm_promote.c).  Calls from several
+ *     threads at once are not supported.
  *   - The protocol runs in handlers: on the PDQ's threads
  *     (RQDSM_PROTO_PDQ, the default; dedicated or multiplexed; an
  *     application thread waiting in an rqdsm call, or in rqdsm_poll,

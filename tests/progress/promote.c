@@ -194,8 +194,10 @@ int main(int argc, char **argv)
         CHECK_EQ(atomic_load(&part_errors), 0);
         CHECK_EQ(atomic_load(&peer_errors), k);
         CHECK_EQ(rq_finalize(ctx), RQ_EPEER);
+        free(out);
         printf("promote die: ok (rank %d: %llu parts saw RQ_EPEER)\n", me,
                (unsigned long long)k);
+        fflush(stdout);
         return 0;
     }
     for (uint64_t s = 0; s < k; s++)
