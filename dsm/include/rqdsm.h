@@ -15,12 +15,32 @@
  * section the mapped bytes may be stale and must not be written.
  *
  * THREADS
- *   - One thread of a rank at a time calls rqdsm: the one that called
- *     rqdsm_init, or another thread while that one is outside rqdsm, such
- *     as a promoted handler's part (rq_handler_promote) on a pool of one
- *     thread (RQ_PROMOTE_THREADS=1) while the main thread waits in
- *     rq_wait_until (tests/dsm/dsm_promote.c).  Calls from several
- *     threads at once are not supported.
+ *   - Sections: any number of threads of a rank may open and end sections
+ *     at once (rqdsm_start_* / rqdsm_end_*), on the same blocks or
+ *     others, from the threads the application started and from
+ *     promoted handlers' parts (rq_handler_promote).  A rank keeps one
+ *     copy of each block, shared by its threads.  Per block the rules
+ *     hold between threads as between ranks: any number of read
+ *     sections, or one write section and none other; a thread whose
+ *     section must wait (another thread of the rank, or another rank,
+ *     holds the block the other way) waits in the start call, running
+ *     handlers.  A miss while another thread of the rank already waits
+ *     for the block waits for the same grant (one request).  An
+ *     invalidation or recall waits for every thread's section on the
+ *     block to end.  Nesting is per thread: a thread may read inside its
+ *     own write section and nest reads; a write inside its own read or
+ *     write section of the same blocks is refused (RQ_EINVAL).  An end
+ *     call names the blocks of an open start call of the same thread
+ *     (RQ_ERANGE otherwise); at most 64 sections are open per thread
+ *     (RQ_ENOMEM beyond).  Sections of several threads that wait for
+ *     each other's blocks in opposite orders deadlock, as locks would.
+ *   - rqdsm_init, rqdsm_finalize, create, map, unmap, destroy and flush:
+ *     one thread at a time (the application serialises them), with no
+ *     section of another thread open on what they change.
+ *   - Several threads under RQDSM_PROTO_POLL: set attr.app_threads to
+ *     their number (the context then becomes thread-safe, as with
+ *     RQ_THREAD_SAFE=1; the other organisations' PDQ makes it so
+ *     anyway).
  *   - The protocol runs in handlers: on the PDQ's threads
  *     (RQDSM_PROTO_PDQ, the default; dedicated or multiplexed; an
  *     application thread waiting in an rqdsm call, or in rqdsm_poll,
@@ -79,6 +99,8 @@ typedef struct rqdsm_attr {
     int      pdq_mode;     /* RQ_PDQ_DEDICATED or RQ_PDQ_MULTIPLEXED; 0 = dedicated */
     unsigned qid;          /* 0 = RQDSM_QID */
     unsigned handler_base; /* 0 = RQDSM_HANDLER_BASE */
+    unsigned app_threads;  /* application threads of a rank that call rqdsm
+                              at once, at most 1024; 0 = 1 (see THREADS) */
 } rqdsm_attr_t;
 
 typedef struct rqdsm_stats {

@@ -177,31 +177,76 @@ static int range(struct rqdsm_region *r, size_t off, size_t len, size_t *b0, siz
     return 0;
 }
 
-/* Ask the home for block b (exclusive if w), unless a request is out. */
-static void request(rqdsm_t *d, struct rqdsm_region *r, size_t b, int wr, uint32_t want)
+/* ---- this thread's sections -------------------------------------------
+ * Several threads of a rank may hold sections on the same blocks; what a
+ * thread holds itself decides nesting (a read inside its own write
+ * section, a write inside its own read: refused), what others hold makes
+ * it wait.  Each thread keeps its open sections (thread-local: no other
+ * thread reads them). */
+#define MAX_OPEN 64
+
+struct open_sec {
+    const struct rqdsm_region *r;
+    size_t                     b0, b1;
+    int                        write;
+};
+static _Thread_local struct {
+    unsigned        n;
+    struct open_sec s[MAX_OPEN];
+} mine;
+
+/* This thread holds block b of r: 0 no, 1 for reading, 2 for writing. */
+static int own_hold(const struct rqdsm_region *r, size_t b)
 {
-    _Atomic uint32_t *e = &r->entry[b];
-    uint32_t w = atomic_load_explicit(e, memory_order_acquire), nw;
-    do {
-        if (w & E_PEND)
-            return;
-        nw = w | E_PEND | (wr ? E_PEND_W : 0) | want;
-    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
-                                                    memory_order_acquire));
-    if (wr) {
-        STAT(d, write_misses);
-        if ((w & E_STATE) == E_S)
-            STAT(d, upgrades);
-    } else {
-        STAT(d, read_misses);
-    }
-    to_home(d, r, b, wr ? H_WR_REQ : H_RD_REQ, 0, 0);
+    int h = 0;
+    for (unsigned i = 0; i < mine.n; i++)
+        if (mine.s[i].r == r && b >= mine.s[i].b0 && b <= mine.s[i].b1)
+            h = mine.s[i].write ? 2 : (h != 0 ? h : 1);
+    return h;
 }
 
-static int wait_clear(rqdsm_t *d, _Atomic uint32_t *e, uint32_t bit)
+static int own_overlap(const struct rqdsm_region *r, size_t b0, size_t b1)
+{
+    for (unsigned i = 0; i < mine.n; i++)
+        if (mine.s[i].r == r && b0 <= mine.s[i].b1 && mine.s[i].b0 <= b1)
+            return 1;
+    return 0;
+}
+
+/* The most recent open section of this thread naming exactly these
+ * blocks, or -1. */
+static int own_find(const struct rqdsm_region *r, size_t b0, size_t b1, int write)
+{
+    for (unsigned i = mine.n; i-- > 0;)
+        if (mine.s[i].r == r && mine.s[i].b0 == b0 && mine.s[i].b1 == b1 &&
+            mine.s[i].write == write)
+            return (int)i;
+    return -1;
+}
+
+static void own_drop(unsigned i)
+{
+    mine.s[i] = mine.s[--mine.n];
+}
+
+/* Wait while busy(word) holds, running handlers (rqdsm_wait_step). */
+enum { W_PEND, W_WRITE, W_HELD };
+static int busy(uint32_t w, int what)
+{
+    switch (what) {
+    case W_PEND: /* a request to the home is out */
+        return (w & E_PEND) != 0;
+    case W_WRITE: /* another thread writes, or a write grant is on its way */
+        return (w & (E_WRITER | E_PEND_W)) != 0;
+    default: /* W_HELD: another thread holds it */
+        return E_READERS(w) != 0 || (w & E_WRITER) != 0;
+    }
+}
+
+static int wait_while(rqdsm_t *d, _Atomic uint32_t *e, int what)
 {
     struct rqdsm_wait wait = {0, 0};
-    while (atomic_load_explicit(e, memory_order_acquire) & bit) {
+    while (busy(atomic_load_explicit(e, memory_order_acquire), what)) {
         int rc = rqdsm_wait_step(d, &wait);
         if (rc < 0)
             return rc;
@@ -209,22 +254,67 @@ static int wait_clear(rqdsm_t *d, _Atomic uint32_t *e, uint32_t bit)
     return 0;
 }
 
-/* Take a read hold on block b: a hit, or wait for a request's grant. */
-static int hold_read(rqdsm_t *d, struct rqdsm_region *r, size_t b, int *missed)
+static void count_request(rqdsm_t *d, uint32_t w, int wr)
+{
+    if (wr) {
+        STAT(d, write_misses);
+        if ((w & E_STATE) == E_S)
+            STAT(d, upgrades);
+    } else {
+        STAT(d, read_misses);
+    }
+}
+
+/* Ask the home for block b (exclusive if wr) unless a request is out;
+ * want (E_WANT_R / E_WANT_W) makes the grant carry the caller's hold.
+ * Returns 1 if this call sent the request, 0 if one was out already. */
+static int request(rqdsm_t *d, struct rqdsm_region *r, size_t b, int wr, uint32_t want)
+{
+    _Atomic uint32_t *e = &r->entry[b];
+    uint32_t w = atomic_load_explicit(e, memory_order_acquire), nw;
+    do {
+        if (w & E_PEND)
+            return 0;
+        nw = w | E_PEND | (wr ? E_PEND_W : 0) | want;
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                    memory_order_acquire));
+    count_request(d, w, wr);
+    to_home(d, r, b, wr ? H_WR_REQ : H_RD_REQ, 0, 0);
+    return 1;
+}
+
+/* Take a read hold on block b: a hit, or wait for a request's grant.
+ * own_write: this thread holds b for writing (its read nests inside). */
+static int hold_read(rqdsm_t *d, struct rqdsm_region *r, size_t b, int own_write, int *missed)
 {
     _Atomic uint32_t *e = &r->entry[b];
     for (;;) {
         uint32_t w = atomic_load_explicit(e, memory_order_acquire), nw;
+        if (!own_write && busy(w, W_WRITE)) { /* another thread's write first */
+            *missed = 1;
+            int rc = wait_while(d, e, W_WRITE);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
         if ((w & E_STATE) != E_I) {
             nw = w + E_RD_ONE;
         } else if (w & E_PEND) {
+            *missed = 1;
+            if (w & E_WANT_R) { /* another thread's grant: let it land, look again */
+                int rc = wait_while(d, e, W_PEND);
+                if (rc != 0)
+                    return rc;
+                continue;
+            }
             nw = w | E_WANT_R; /* the grant will carry our hold */
         } else {
             uint64_t t0 = rqdsm_ticks();
-            request(d, r, b, 0, E_WANT_R);
+            if (!request(d, r, b, 0, E_WANT_R))
+                continue; /* another thread asked meanwhile */
             uint64_t t1 = rqdsm_ticks();
             *missed = 1;
-            int rc = wait_clear(d, e, E_PEND); /* the grant carries the hold */
+            int rc = wait_while(d, e, W_PEND); /* the grant carries the hold */
             uint64_t t2 = rqdsm_ticks(),
                      g = atomic_load_explicit(&d->last_grant, memory_order_relaxed);
             if (rc == 0 && r->home != d->me) { /* Table 1's breakdown */
@@ -237,13 +327,15 @@ static int hold_read(rqdsm_t *d, struct rqdsm_region *r, size_t b, int *missed)
         }
         if (atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
                                                   memory_order_acquire)) {
-            if (!(nw & E_WANT_R) || (w & E_WANT_R))
+            if (!(nw & E_WANT_R))
                 return 0; /* held */
-            *missed = 1;
-            return wait_clear(d, e, E_PEND);
+            return wait_while(d, e, W_PEND);
         }
     }
 }
+
+/* Room for one more open section of this thread. */
+static int own_room(void) { return mine.n < MAX_OPEN; }
 
 int rqdsm_start_read(rqdsm_region_t *r, size_t off, size_t len)
 {
@@ -251,6 +343,8 @@ int rqdsm_start_read(rqdsm_region_t *r, size_t off, size_t len)
     int rc = range(r, off, len, &b0, &b1);
     if (rc != 0)
         return rc;
+    if (!own_room())
+        return RQ_ENOMEM;
     rqdsm_t *d = r->dsm;
     /* Ask for every missing block at once (no hold: a copy that arrives
      * may still be invalidated), then hold them in order: holding only in
@@ -261,12 +355,13 @@ int rqdsm_start_read(rqdsm_region_t *r, size_t off, size_t len)
                 request(d, r, b, 0, 0);
     for (size_t b = b0; b <= b1; b++) {
         int missed = 0;
-        rc = hold_read(d, r, b, &missed);
+        rc = hold_read(d, r, b, own_hold(r, b) == 2, &missed);
         if (rc != 0)
             return rc;
         if (!missed)
             STAT(d, read_hits);
     }
+    mine.s[mine.n++] = (struct open_sec){r, b0, b1, 0};
     return 0;
 }
 
@@ -291,41 +386,56 @@ int rqdsm_end_read(rqdsm_region_t *r, size_t off, size_t len)
     int rc = range(r, off, len, &b0, &b1);
     if (rc != 0)
         return rc;
-    for (size_t b = b0; b <= b1; b++)
-        if (E_READERS(atomic_load_explicit(&r->entry[b], memory_order_relaxed)) == 0)
-            return RQ_ERANGE; /* no matching start: change nothing */
+    int i = own_find(r, b0, b1, 0);
+    if (i < 0)
+        return RQ_ERANGE; /* no matching start on this thread: change nothing */
+    own_drop((unsigned)i);
     for (size_t b = b0; b <= b1; b++)
         release_read(r->dsm, r, b);
     return 0;
 }
 
-/* Take the write hold on block b. */
+/* Take the write hold on block b (this thread holds nothing on it):
+ * once no other thread holds it, a hit in E, or a request whose grant
+ * carries the hold.  While a write request is out, new readers of the
+ * rank wait (hold_read), so the grant finds no reader here. */
 static int hold_write(rqdsm_t *d, struct rqdsm_region *r, size_t b, int *missed)
 {
     _Atomic uint32_t *e = &r->entry[b];
     for (;;) {
         uint32_t w = atomic_load_explicit(e, memory_order_acquire), nw;
-        if ((w & E_STATE) == E_E && !(w & E_PEND)) {
-            nw = w | E_WRITER;
-        } else if ((w & E_PEND) && (w & E_PEND_W)) {
-            nw = w | E_WANT_W;
-        } else if (w & E_PEND) { /* a read request is out: let it land */
-            int rc = wait_clear(d, e, E_PEND);
-            if (rc != 0)
+        int rc;
+        if (busy(w, W_HELD)) { /* other threads' sections end first */
+            *missed = 1;
+            if ((rc = wait_while(d, e, W_HELD)) != 0)
                 return rc;
             continue;
+        }
+        if (w & E_PEND) {
+            if ((w & E_PEND_W) && !(w & E_WANT_W)) {
+                nw = w | E_WANT_W; /* a write request is out: its grant is ours */
+            } else { /* a read request, or another thread's write: let it land */
+                *missed = 1;
+                if ((rc = wait_while(d, e, W_PEND)) != 0)
+                    return rc;
+                continue;
+            }
+        } else if ((w & E_STATE) == E_E) {
+            nw = w | E_WRITER;
         } else {
-            request(d, r, b, 1, E_WANT_W);
-            *missed = 1;
-            return wait_clear(d, e, E_PEND); /* the grant carries the hold */
+            nw = w | E_PEND | E_PEND_W | E_WANT_W;
         }
-        if (atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
-                                                  memory_order_acquire)) {
-            if (nw & E_WRITER)
-                return 0;
-            *missed = 1;
-            return wait_clear(d, e, E_PEND);
+        if (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;
+        if (nw & E_WRITER)
+            return 0; /* a hit */
+        *missed = 1;
+        if (!(w & E_PEND)) { /* this CAS asked */
+            count_request(d, w, 1);
+            to_home(d, r, b, H_WR_REQ, 0, 0);
         }
+        return wait_while(d, e, W_PEND); /* the grant carries the hold */
     }
 }
 
@@ -335,16 +445,17 @@ int rqdsm_start_write(rqdsm_region_t *r, size_t off, size_t len)
     int rc = range(r, off, len, &b0, &b1);
     if (rc != 0)
         return rc;
+    if (own_overlap(r, b0, b1))
+        return RQ_EINVAL; /* upgrade inside this thread's read, or a nested write */
+    if (!own_room())
+        return RQ_ENOMEM;
     rqdsm_t *d = r->dsm;
-    for (size_t b = b0; b <= b1; b++) {
-        uint32_t w = atomic_load_explicit(&r->entry[b], memory_order_relaxed);
-        if (E_READERS(w) != 0 || (w & E_WRITER))
-            return RQ_EINVAL; /* upgrade inside a read, or nested write */
-    }
     if (b1 > b0)
-        for (size_t b = b0; b <= b1; b++)
-            if ((atomic_load_explicit(&r->entry[b], memory_order_relaxed) & E_STATE) != E_E)
+        for (size_t b = b0; b <= b1; b++) {
+            uint32_t w = atomic_load_explicit(&r->entry[b], memory_order_relaxed);
+            if ((w & E_STATE) != E_E && !busy(w, W_HELD))
                 request(d, r, b, 1, 0);
+        }
     for (size_t b = b0; b <= b1; b++) {
         int missed = 0;
         rc = hold_write(d, r, b, &missed);
@@ -353,6 +464,7 @@ int rqdsm_start_write(rqdsm_region_t *r, size_t off, size_t len)
         if (!missed)
             STAT(d, write_hits);
     }
+    mine.s[mine.n++] = (struct open_sec){r, b0, b1, 1};
     return 0;
 }
 
@@ -362,9 +474,10 @@ int rqdsm_end_write(rqdsm_region_t *r, size_t off, size_t len)
     int rc = range(r, off, len, &b0, &b1);
     if (rc != 0)
         return rc;
-    for (size_t b = b0; b <= b1; b++)
-        if (!(atomic_load_explicit(&r->entry[b], memory_order_relaxed) & E_WRITER))
-            return RQ_ERANGE;
+    int i = own_find(r, b0, b1, 1);
+    if (i < 0)
+        return RQ_ERANGE; /* no matching start on this thread: change nothing */
+    own_drop((unsigned)i);
     rqdsm_t *d = r->dsm;
     for (size_t b = b0; b <= b1; b++) {
         _Atomic uint32_t *e = &r->entry[b];

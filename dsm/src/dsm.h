@@ -4,13 +4,19 @@
  * MEMORY ORDERING
  *
  * The entry word (one per block per mapping, struct rqdsm_region.entry) is
- * written by two kinds of thread: this rank's application thread (start /
- * end calls) and the protocol handlers for that block (one at a time: the
- * PDQ serialises a block's key; under RQDSM_PROTO_SPINLOCK the block's
- * lock does; under RQDSM_PROTO_POLL one thread runs everything).  Every
- * change is a compare-and-swap on the whole word, so "a handler defers an
- * invalidation" and "the last end call sees the deferral" cannot both
- * miss each other.  The block's bytes are published by the word:
+ * written by two kinds of thread: this rank's application threads (start /
+ * end calls, any number at once) and the protocol handlers for that block
+ * (one at a time: the PDQ serialises a block's key; under
+ * RQDSM_PROTO_SPINLOCK the block's lock does; under RQDSM_PROTO_POLL the
+ * context lock does).  Every change is a compare-and-swap on the whole
+ * word, so "a handler defers an invalidation" and "the last end call sees
+ * the deferral" cannot both miss each other, and two threads of the rank
+ * cannot both take a hold the other excludes: a write hold is taken only
+ * from a word with no holder, a read hold only from one with no writer and
+ * no write request out (E_PEND_W: its grant must find no reader), and
+ * E_WANT_R / E_WANT_W hand the grant's hold to the one thread that set it
+ * (the others wait for E_PEND to clear and look again).  Each thread's own
+ * open sections are thread-local (cache.c), never read by another.  The block's bytes are published by the word:
  *   - a DATA handler copies the bytes in, then its CAS (release) sets the
  *     state; the application's load of the word (acquire) that sees the
  *     state orders its reads of the bytes after the copy;

@@ -74,7 +74,7 @@ static int attr_fill(const rqdsm_attr_t *in, rqdsm_attr_t *a)
         return RQ_EINVAL;
     if (a->protocol < RQDSM_PROTO_PDQ || a->protocol > RQDSM_PROTO_SPINLOCK)
         return RQ_EINVAL;
-    if (a->threads > 1024 || a->qid >= RQ_MAX_QUEUES)
+    if (a->threads > 1024 || a->qid >= RQ_MAX_QUEUES || a->app_threads > 1024)
         return RQ_EINVAL;
     if (a->pdq_mode != RQ_PDQ_DEDICATED && a->pdq_mode != RQ_PDQ_MULTIPLEXED)
         return RQ_EINVAL;
@@ -87,8 +87,9 @@ static int attr_fill(const rqdsm_attr_t *in, rqdsm_attr_t *a)
 static int same_everywhere(rq_ctx_t *ctx, const rqdsm_attr_t *a, int local_rc)
 {
     uint64_t h = 1469598103934665603ull;
-    const uint64_t v[] = {a->block, (uint64_t)a->protocol, a->threads, (uint64_t)a->pdq_mode,
-                          a->qid, a->handler_base, (uint64_t)(local_rc != 0)};
+    const uint64_t v[] = {a->block,        (uint64_t)a->protocol, a->threads,
+                          (uint64_t)a->pdq_mode, a->qid, a->handler_base,
+                          a->app_threads > 1, (uint64_t)(local_rc != 0)};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         h = (h ^ v[i]) * 1099511628211ull;
     uint64_t lo[2] = {h, (uint64_t)(local_rc != 0)}, hi[2];
@@ -134,8 +135,13 @@ int rqdsm_init(rq_ctx_t *ctx, const rqdsm_attr_t *attr, rqdsm_t **out)
     d->hbase = a.handler_base;
     d->words = (unsigned)((np + 63) / 64);
     d->ns_per_tick = calibrate();
+    /* Several application threads polling need a thread-safe context;
+     * the PDQ of the other organisations makes it so, and under POLL the
+     * flag RQ_HF_PROMOTE does (its documented effect, rq.h). */
+    const unsigned hflags =
+        a.app_threads > 1 && d->protocol == RQDSM_PROTO_POLL ? RQ_HF_PROMOTE : 0;
     for (unsigned h = 0; h < H_COUNT && rc == 0; h++)
-        rc = rq_handler_register(ctx, d->hbase + h, handlers[h], d, 0);
+        rc = rq_handler_register(ctx, d->hbase + h, handlers[h], d, hflags);
     if (rc == 0 && d->protocol != RQDSM_PROTO_POLL) {
         rq_pdq_attr_t pa = {a.threads, a.pdq_mode, 0};
         rc = rq_pdq_open(ctx, d->qid, &pa, &d->pdq);

@@ -1,0 +1,239 @@
+/* dsm_threads.c - the DSM from several application threads per rank
+ * (rqdsm.h THREADS).  dsm_threads ORG T K:
+ *   ORG  pdq, multiplexed, poll or spinlock (the protocol's organisation);
+ *   T    application threads per rank; K  operations per thread.
+ * Phases, every thread of every rank at once:
+ *   mixed     K random operations on 8 counters (one per block) of a
+ *             region homed on rank 0 and 8 of one homed on the last rank:
+ *             a write section adds one; a read section checks the value
+ *             never goes back for this thread; a read of a range of
+ *             blocks checks each; a read nested in the thread's own write
+ *             sees its own add.  Then: every add is there (no update
+ *             lost), on every rank (read after the remote writes).
+ *   coalesce  rank 0 writes one block (every other copy invalidated),
+ *             then all T threads of every other rank read it at once:
+ *             one read miss per rank (the others wait for the same grant).
+ *   errors    a write inside the thread's own read of the block
+ *             (RQ_EINVAL), an end of another thread's section (RQ_ERANGE),
+ *             an end with no start (RQ_ERANGE); nothing changes.
+ * Thread 0 of each rank makes the job-wide calls (barriers) between
+ * phases while the others wait on a pthread barrier. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rq.h>
+#include <rqdsm.h>
+
+#include "check.h"
+
+enum { COUNTERS = 8, BLOCK = 64, MAX_T = 16 };
+
+static rq_ctx_t *ctx;
+static rqdsm_t *dsm;
+static rqdsm_region_t *reg[2];
+static int me, np, nthreads;
+static uint64_t k;
+static pthread_barrier_t pb;
+static _Atomic uint64_t adds[2][COUNTERS]; /* this rank's adds, per counter */
+static _Atomic int errors;
+static rqdsm_region_t *shared_sec_region; /* errors phase: thread 0's open read */
+
+static uint64_t *word(int g, unsigned c)
+{
+    return (uint64_t *)((char *)rqdsm_ptr(reg[g]) + (size_t)c * BLOCK);
+}
+
+static void fail(const char *what, int line)
+{
+    fprintf(stderr, "dsm_threads rank %d: %s (line %d)\n", me, what, line);
+    atomic_fetch_add(&errors, 1);
+}
+#define EXPECT(c) do { if (!(c)) fail(#c, __LINE__); } while (0)
+
+/* Between phases: the ranks meet (thread 0), the threads of a rank too. */
+static void meet(int t)
+{
+    pthread_barrier_wait(&pb);
+    if (t == 0)
+        CHECK_EQ(rq_barrier(ctx), 0);
+    pthread_barrier_wait(&pb);
+}
+
+static void phase_mixed(int t)
+{
+    uint64_t seen[2][COUNTERS] = {{0}};
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(me * MAX_T + t + 1);
+    for (uint64_t i = 0; i < k; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int g = (int)(x >> 60) & 1;
+        unsigned c = (unsigned)(x >> 40) % COUNTERS;
+        size_t off = (size_t)c * BLOCK;
+        switch ((x >> 20) % 4) {
+        case 0: /* write: add one */
+        case 1:
+            EXPECT(rqdsm_start_write(reg[g], off, 8) == 0);
+            *word(g, c) += 1;
+            EXPECT(*word(g, c) > seen[g][c]);
+            seen[g][c] = *word(g, c);
+            if ((x >> 8) % 4 == 0) { /* a read nested in our own write */
+                EXPECT(rqdsm_start_read(reg[g], off, 8) == 0);
+                EXPECT(*word(g, c) == seen[g][c]);
+                EXPECT(rqdsm_end_read(reg[g], off, 8) == 0);
+            }
+            EXPECT(rqdsm_end_write(reg[g], off, 8) == 0);
+            atomic_fetch_add(&adds[g][c], 1);
+            break;
+        case 2: /* read one: never back */
+            EXPECT(rqdsm_start_read(reg[g], off, 8) == 0);
+            EXPECT(*word(g, c) >= seen[g][c]);
+            seen[g][c] = *word(g, c);
+            EXPECT(rqdsm_end_read(reg[g], off, 8) == 0);
+            break;
+        default: /* read them all: a range of blocks */
+            EXPECT(rqdsm_start_read(reg[g], 0, COUNTERS * BLOCK) == 0);
+            for (unsigned j = 0; j < COUNTERS; j++) {
+                EXPECT(*word(g, j) >= seen[g][j]);
+                seen[g][j] = *word(g, j);
+            }
+            EXPECT(rqdsm_end_read(reg[g], 0, COUNTERS * BLOCK) == 0);
+            break;
+        }
+    }
+}
+
+static void check_totals(int t)
+{
+    if (t != 0)
+        return;
+    uint64_t mine[2 * COUNTERS], all[2 * COUNTERS];
+    for (int g = 0; g < 2; g++)
+        for (unsigned c = 0; c < COUNTERS; c++)
+            mine[g * COUNTERS + c] = atomic_load(&adds[g][c]);
+    CHECK_EQ(rq_allreduce(ctx, mine, all, 2 * COUNTERS, RQ_UINT64, RQ_SUM), 0);
+    for (int g = 0; g < 2; g++) {
+        EXPECT(rqdsm_start_read(reg[g], 0, COUNTERS * BLOCK) == 0);
+        for (unsigned c = 0; c < COUNTERS; c++)
+            if (*word(g, c) != all[g * COUNTERS + c]) {
+                fprintf(stderr, "rank %d: region %d counter %u: %llu, adds %llu\n", me, g, c,
+                        (unsigned long long)*word(g, c),
+                        (unsigned long long)all[g * COUNTERS + c]);
+                fail("an add was lost", __LINE__);
+            }
+        EXPECT(rqdsm_end_read(reg[g], 0, COUNTERS * BLOCK) == 0);
+    }
+}
+
+static rqdsm_stats_t before;
+
+static void phase_coalesce(int t)
+{
+    if (t == 0 && me == 0) { /* every other copy of block 0 goes */
+        EXPECT(rqdsm_start_write(reg[0], 0, 8) == 0);
+        *word(0, 0) += 1000;
+        EXPECT(rqdsm_end_write(reg[0], 0, 8) == 0);
+    }
+    if (t == 0)
+        CHECK_EQ(rqdsm_stats(dsm, &before), 0);
+    meet(t);
+    EXPECT(rqdsm_start_read(reg[0], 0, 8) == 0);
+    EXPECT(*word(0, 0) >= 1000);
+    EXPECT(rqdsm_end_read(reg[0], 0, 8) == 0);
+    pthread_barrier_wait(&pb);
+    if (t == 0 && me != 0) {
+        rqdsm_stats_t after;
+        CHECK_EQ(rqdsm_stats(dsm, &after), 0);
+        if (after.read_misses - before.read_misses != 1) {
+            fprintf(stderr, "rank %d: %llu read requests for one block by %d threads\n", me,
+                    (unsigned long long)(after.read_misses - before.read_misses), nthreads);
+            fail("a second request", __LINE__);
+        }
+    }
+}
+
+static void phase_errors(int t)
+{
+    const size_t off = 3 * BLOCK;
+    if (t == 0) {
+        EXPECT(rqdsm_start_read(reg[1], off, 8) == 0);
+        EXPECT(rqdsm_start_write(reg[1], off, 8) == RQ_EINVAL); /* inside our own read */
+        shared_sec_region = reg[1];
+    }
+    pthread_barrier_wait(&pb);
+    if (t == 1) /* thread 0's section is not ours to end */
+        EXPECT(rqdsm_end_read(shared_sec_region, off, 8) == RQ_ERANGE);
+    if (t != 0) {
+        EXPECT(rqdsm_end_write(reg[1], off, 8) == RQ_ERANGE);
+        EXPECT(rqdsm_end_read(reg[0], 0, 8) == RQ_ERANGE);
+    }
+    pthread_barrier_wait(&pb);
+    if (t == 0)
+        EXPECT(rqdsm_end_read(reg[1], off, 8) == 0);
+}
+
+static void *thread_main(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    meet(t);
+    phase_mixed(t);
+    meet(t);
+    check_totals(t);
+    meet(t);
+    phase_coalesce(t);
+    meet(t);
+    phase_errors(t);
+    meet(t);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    CHECK_EQ(rq_init(&argc, &argv, &ctx), 0);
+    me = rq_rank(ctx);
+    np = rq_size(ctx);
+    CHECK(argc >= 4);
+    nthreads = atoi(argv[2]);
+    k = strtoull(argv[3], NULL, 10);
+    CHECK(nthreads >= 2 && nthreads <= MAX_T);
+    rqdsm_attr_t a = {.block = BLOCK, .threads = 2, .app_threads = (unsigned)nthreads};
+    if (strcmp(argv[1], "multiplexed") == 0)
+        a.pdq_mode = RQ_PDQ_MULTIPLEXED;
+    else if (strcmp(argv[1], "poll") == 0)
+        a.protocol = RQDSM_PROTO_POLL;
+    else if (strcmp(argv[1], "spinlock") == 0)
+        a.protocol = RQDSM_PROTO_SPINLOCK;
+    else
+        CHECK(strcmp(argv[1], "pdq") == 0);
+    CHECK_EQ(rqdsm_init(ctx, &a, &dsm), 0);
+    rqdsm_rid_t rid[2] = {0, 0};
+    if (me == 0)
+        CHECK_EQ(rqdsm_create(dsm, COUNTERS * BLOCK, &rid[0]), 0);
+    if (me == np - 1)
+        CHECK_EQ(rqdsm_create(dsm, COUNTERS * BLOCK, &rid[1]), 0);
+    CHECK_EQ(rq_broadcast(ctx, 0, &rid[0], sizeof rid[0]), 0);
+    CHECK_EQ(rq_broadcast(ctx, np - 1, &rid[1], sizeof rid[1]), 0);
+    CHECK_EQ(rqdsm_map(dsm, rid[0], &reg[0]), 0);
+    CHECK_EQ(rqdsm_map(dsm, rid[1], &reg[1]), 0);
+    CHECK_EQ(pthread_barrier_init(&pb, NULL, (unsigned)nthreads), 0);
+    pthread_t th[MAX_T];
+    for (int t = 1; t < nthreads; t++)
+        CHECK_EQ(pthread_create(&th[t], NULL, thread_main, (void *)(intptr_t)t), 0);
+    thread_main((void *)0);
+    for (int t = 1; t < nthreads; t++)
+        pthread_join(th[t], NULL);
+    CHECK_EQ(atomic_load(&errors), 0);
+    CHECK_EQ(rqdsm_unmap(reg[0]), 0);
+    CHECK_EQ(rqdsm_unmap(reg[1]), 0);
+    CHECK_EQ(rqdsm_finalize(dsm), 0);
+    CHECK_EQ(rq_finalize(ctx), 0);
+    if (me == 0)
+        printf("dsm_threads %s: ok (%d ranks x %d threads, %llu operations each)\n", argv[1], np,
+               nthreads, (unsigned long long)k);
+    return 0;
+}
