@@ -15,10 +15,10 @@
  * section the mapped bytes may be stale and must not be written.
  *
  * THREADS
- *   - Sections: any number of threads of a rank may open and end sections
- *     at once (rqdsm_start_* / rqdsm_end_*), on the same blocks or
- *     others, from the threads the application started and from
- *     promoted handlers' parts (rq_handler_promote).  A rank keeps one
+ *   - With attr.app_threads > 1, any number of threads of a rank may
+ *     open and end sections at once (rqdsm_start_* / rqdsm_end_*), on the
+ *     same blocks or others, from the threads the application started and
+ *     from promoted handlers' parts (rq_handler_promote).  A rank keeps one
  *     copy of each block, shared by its threads.  Per block the rules
  *     hold between threads as between ranks: any number of read
  *     sections, or one write section and none other; a thread whose
@@ -37,10 +37,15 @@
  *   - rqdsm_init, rqdsm_finalize, create, map, unmap, destroy and flush:
  *     one thread at a time (the application serialises them), with no
  *     section of another thread open on what they change.
- *   - Several threads under RQDSM_PROTO_POLL: set attr.app_threads to
- *     their number (the context then becomes thread-safe, as with
- *     RQ_THREAD_SAFE=1; the other organisations' PDQ makes it so
- *     anyway).
+ *   - attr.app_threads (default 1) turns on the per-thread records that
+ *     nesting and end checks need with several threads (about 2 ns per
+ *     section); under RQDSM_PROTO_POLL it also makes the context
+ *     thread-safe (as RQ_THREAD_SAFE=1; the other organisations' PDQ does
+ *     so anyway).  With 1, one thread at a time calls rqdsm: the one that
+ *     called rqdsm_init, or another while that one is outside rqdsm (a
+ *     promoted handler's part on a pool of one thread,
+ *     RQ_PROMOTE_THREADS=1, while the main thread waits in rq_wait_until:
+ *     tests/dsm/dsm_promote.c).
  *   - The protocol runs in handlers: on the PDQ's threads
  *     (RQDSM_PROTO_PDQ, the default; dedicated or multiplexed; an
  *     application thread waiting in an rqdsm call, or in rqdsm_poll,

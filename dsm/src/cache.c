@@ -191,9 +191,9 @@ struct open_sec {
     int                        write;
 };
 static _Thread_local struct {
-    unsigned        n;
+    unsigned        n, writes; /* open sections; of them, write sections */
     struct open_sec s[MAX_OPEN];
-} mine;
+} mine __attribute__((tls_model("initial-exec"))); /* no __tls_get_addr per call */
 
 /* This thread holds block b of r: 0 no, 1 for reading, 2 for writing. */
 static int own_hold(const struct rqdsm_region *r, size_t b)
@@ -226,6 +226,7 @@ static int own_find(const struct rqdsm_region *r, size_t b0, size_t b1, int writ
 
 static void own_drop(unsigned i)
 {
+    mine.writes -= (unsigned)mine.s[i].write;
     mine.s[i] = mine.s[--mine.n];
 }
 
@@ -343,9 +344,9 @@ int rqdsm_start_read(rqdsm_region_t *r, size_t off, size_t len)
     int rc = range(r, off, len, &b0, &b1);
     if (rc != 0)
         return rc;
-    if (!own_room())
-        return RQ_ENOMEM;
     rqdsm_t *d = r->dsm;
+    if (d->app_mt && !own_room())
+        return RQ_ENOMEM;
     /* Ask for every missing block at once (no hold: a copy that arrives
      * may still be invalidated), then hold them in order: holding only in
      * block order keeps two ranges from waiting on each other. */
@@ -355,13 +356,20 @@ int rqdsm_start_read(rqdsm_region_t *r, size_t off, size_t len)
                 request(d, r, b, 0, 0);
     for (size_t b = b0; b <= b1; b++) {
         int missed = 0;
-        rc = hold_read(d, r, b, own_hold(r, b) == 2, &missed);
+        /* Reading inside this thread's own write section: with one
+         * application thread the word's writer is ours; with several,
+         * only a thread with a write section open looks at its records. */
+        int own_write = d->app_mt ? mine.writes != 0 && own_hold(r, b) == 2
+                                  : (atomic_load_explicit(&r->entry[b], memory_order_relaxed) &
+                                     E_WRITER) != 0;
+        rc = hold_read(d, r, b, own_write, &missed);
         if (rc != 0)
             return rc;
         if (!missed)
             STAT(d, read_hits);
     }
-    mine.s[mine.n++] = (struct open_sec){r, b0, b1, 0};
+    if (d->app_mt)
+        mine.s[mine.n++] = (struct open_sec){r, b0, b1, 0};
     return 0;
 }
 
@@ -386,10 +394,16 @@ int rqdsm_end_read(rqdsm_region_t *r, size_t off, size_t len)
     int rc = range(r, off, len, &b0, &b1);
     if (rc != 0)
         return rc;
-    int i = own_find(r, b0, b1, 0);
-    if (i < 0)
-        return RQ_ERANGE; /* no matching start on this thread: change nothing */
-    own_drop((unsigned)i);
+    if (r->dsm->app_mt) {
+        int i = own_find(r, b0, b1, 0);
+        if (i < 0)
+            return RQ_ERANGE; /* no matching start on this thread: change nothing */
+        own_drop((unsigned)i);
+    } else {
+        for (size_t b = b0; b <= b1; b++)
+            if (E_READERS(atomic_load_explicit(&r->entry[b], memory_order_relaxed)) == 0)
+                return RQ_ERANGE; /* no matching start: change nothing */
+    }
     for (size_t b = b0; b <= b1; b++)
         release_read(r->dsm, r, b);
     return 0;
@@ -445,11 +459,19 @@ int rqdsm_start_write(rqdsm_region_t *r, size_t off, size_t len)
     int rc = range(r, off, len, &b0, &b1);
     if (rc != 0)
         return rc;
-    if (own_overlap(r, b0, b1))
-        return RQ_EINVAL; /* upgrade inside this thread's read, or a nested write */
-    if (!own_room())
-        return RQ_ENOMEM;
     rqdsm_t *d = r->dsm;
+    if (d->app_mt) {
+        if (own_overlap(r, b0, b1))
+            return RQ_EINVAL; /* upgrade inside this thread's read, or a nested write */
+        if (!own_room())
+            return RQ_ENOMEM;
+    } else {
+        for (size_t b = b0; b <= b1; b++) {
+            uint32_t w = atomic_load_explicit(&r->entry[b], memory_order_relaxed);
+            if (E_READERS(w) != 0 || (w & E_WRITER))
+                return RQ_EINVAL; /* upgrade inside a read, or nested write */
+        }
+    }
     if (b1 > b0)
         for (size_t b = b0; b <= b1; b++) {
             uint32_t w = atomic_load_explicit(&r->entry[b], memory_order_relaxed);
@@ -464,7 +486,10 @@ int rqdsm_start_write(rqdsm_region_t *r, size_t off, size_t len)
         if (!missed)
             STAT(d, write_hits);
     }
-    mine.s[mine.n++] = (struct open_sec){r, b0, b1, 1};
+    if (d->app_mt) {
+        mine.s[mine.n++] = (struct open_sec){r, b0, b1, 1};
+        mine.writes++;
+    }
     return 0;
 }
 
@@ -474,11 +499,17 @@ int rqdsm_end_write(rqdsm_region_t *r, size_t off, size_t len)
     int rc = range(r, off, len, &b0, &b1);
     if (rc != 0)
         return rc;
-    int i = own_find(r, b0, b1, 1);
-    if (i < 0)
-        return RQ_ERANGE; /* no matching start on this thread: change nothing */
-    own_drop((unsigned)i);
     rqdsm_t *d = r->dsm;
+    if (d->app_mt) {
+        int i = own_find(r, b0, b1, 1);
+        if (i < 0)
+            return RQ_ERANGE; /* no matching start on this thread: change nothing */
+        own_drop((unsigned)i);
+    } else {
+        for (size_t b = b0; b <= b1; b++)
+            if (!(atomic_load_explicit(&r->entry[b], memory_order_relaxed) & E_WRITER))
+                return RQ_ERANGE;
+    }
     for (size_t b = b0; b <= b1; b++) {
         _Atomic uint32_t *e = &r->entry[b];
         uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;

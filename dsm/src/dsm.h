@@ -143,6 +143,7 @@ struct rqdsm {
     int              me, np;
     unsigned         block, block_shift;
     int              protocol, pdq_mode;
+    int              app_mt;    /* attr.app_threads > 1: per-thread section records */
     unsigned         qid, hbase;
     unsigned         words; /* sharer bitmap words per block */
     uint32_t         next_serial;
