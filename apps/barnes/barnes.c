@@ -16,9 +16,17 @@
  * A barrier separates the phases.  Compared with a serial run of the same
  * kernel (the same tree and sums: the positions agree exactly).
  *
- * Usage: barnes [--protocol P] [--threads T] [--dsm-block B] <bodies> <steps> */
+ * --app-threads A runs A application threads per rank (a rank is an
+ * A-processor node sharing one copy of the tree): each inserts, computes
+ * forces for and moves an A-th of the rank's bodies, and computes every
+ * A-th of the rank's cells; one thread makes the job-wide calls, and
+ * idle threads at a barrier run the protocol's handlers.
+ *
+ * Usage: barnes [--protocol P] [--threads T] [--app-threads A] [--dsm-block B]
+ *               <bodies> <steps> */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +46,7 @@ struct tree {
     size_t            n, cap;      /* bodies; cells per rank's pool */
     size_t           *lo;          /* np + 1 body bounds */
     rqdsm_region_t  **cells, **bodies;
-    size_t            used;        /* cells of my pool in this step's tree */
+    _Atomic size_t    used;        /* cells of my pool in this step's tree */
     unsigned char    *depth;       /* cap: the depth of each of my cells */
 };
 
@@ -97,32 +105,143 @@ static void cell_end(void *u, int32_t id)
          "rqdsm_end_write");
 }
 
+/* From any of the rank's application threads. */
 static int32_t cell_alloc(void *u, int depth)
 {
     struct tree *t = u;
-    if (t->used == t->cap)
+    size_t c = atomic_fetch_add(&t->used, 1);
+    if (c >= t->cap) {
+        atomic_store(&t->used, t->cap); /* full: stays full */
         return -1;
-    t->depth[t->used] = (unsigned char)depth;
-    return (int32_t)((size_t)t->me * t->cap + t->used++);
+    }
+    t->depth[c] = (unsigned char)depth;
+    return (int32_t)((size_t)t->me * t->cap + c);
 }
 
 /* Phase 3: my cells, deepest first (a cell's children are one deeper, so
- * every rank waits only on cells some rank computes before its own). */
-static void centres_of_mass(const struct bh_access *a, struct tree *t, rqdsm_t *dsm,
-                            int32_t *order)
+ * every rank and thread waits only on cells some thread computes before
+ * its own); thread th of A takes every A-th.  order is built by thread
+ * 0 (*k cells) before a team barrier. */
+static void order_cells(struct tree *t, int32_t *order, size_t *k)
 {
-    size_t k = 0;
+    size_t n = 0, used = atomic_load(&t->used);
     for (int d = BH_MAX_DEPTH; d >= 0; d--)
-        for (size_t c = 0; c < t->used; c++)
+        for (size_t c = 0; c < used; c++)
             if (t->depth[c] == d)
-                order[k++] = (int32_t)((size_t)t->me * t->cap + c);
-    for (size_t i = 0; i < k; i++) {
+                order[n++] = (int32_t)((size_t)t->me * t->cap + c);
+    *k = n;
+}
+
+static void centres_of_mass(const struct bh_access *a, rqdsm_t *dsm, const int32_t *order,
+                            size_t k, int th)
+{
+    for (size_t i = (size_t)th; i < k; i += (size_t)rqa_app_threads()) {
         unsigned spins = 0;
         while (!bh_com(a, order[i])) {
             if (rqdsm_poll(dsm) == 0)
                 rqa_spin_turn(&spins);
         }
     }
+}
+
+/* One run: what the rank's application threads share.  Thread th of A
+ * takes the th-th of A equal parts of the rank's bodies. */
+struct barnes_run {
+    rq_ctx_t           *ctx;
+    rqdsm_t            *dsm;
+    const struct barnes *b;
+    struct tree        *t;
+    struct bh_access   *a;
+    struct bh_body     *body;
+    double             *vel, *acc;
+    int32_t            *order;
+    size_t              lo, hi, ncells;
+    uint64_t            steps;
+    struct bh_box       box;
+    int                 rc;   /* the job-wide calls' result (thread 0 sets it) */
+    _Atomic int         full;
+    _Atomic uint64_t    inter, retries;
+};
+
+static void part_of(const struct barnes_run *R, int th, size_t *lo, size_t *hi)
+{
+    int a = rqa_app_threads();
+    *lo = R->lo + rqa_block_lo(R->hi - R->lo, a, th);
+    *hi = R->lo + rqa_block_lo(R->hi - R->lo, a, th + 1);
+}
+
+/* A team barrier whose failure every thread sees (thread 0 records it). */
+static int meet(struct barnes_run *R, int th)
+{
+    int rc = rqa_team_barrier(R->ctx, R->dsm);
+    if (th == 0 && rc != 0)
+        R->rc = rc;
+    return rc;
+}
+
+static void barnes_steps(int th, void *arg)
+{
+    struct barnes_run *R = arg;
+    struct tree *t = R->t;
+    const size_t own = R->hi - R->lo;
+    size_t lo, hi;
+    part_of(R, th, &lo, &hi);
+    uint64_t inter = 0, retries = 0;
+    for (uint64_t s = 0; s < R->steps; s++) {
+        if (th == 0) { /* the job-wide calls: one thread of the rank */
+            double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
+            bh_bounds(R->body, own, mn, mx);
+            int rc = rq_allreduce(R->ctx, mn, mn, 3, RQ_DOUBLE, RQ_MIN);
+            if (rc == 0)
+                rc = rq_allreduce(R->ctx, mx, mx, 3, RQ_DOUBLE, RQ_MAX);
+            R->rc = rc;
+            R->box = bh_box_of(mn, mx);
+            atomic_store(&t->used, 0);
+            if (t->me == 0) { /* the root: cell 0 of rank 0's pool */
+                int32_t root = cell_alloc(t, 0);
+                bh_cell_init(cell_begin(t, root));
+                cell_end(t, root);
+            }
+        }
+        if (meet(R, th) != 0 || R->rc != 0)
+            break;
+        for (size_t i = lo; i < hi && !atomic_load_explicit(&R->full, memory_order_relaxed); i++) {
+            int got = bh_insert(R->a, 0, R->box, (int32_t)i, R->body[i - R->lo].pos);
+            if (got < 0)
+                atomic_store(&R->full, 1);
+            retries += got > 0 ? (uint64_t)got : 0;
+        }
+        if (meet(R, th) != 0)
+            break;
+        if (th == 0) { /* after the barrier: the protocol is quiet */
+            int64_t full = atomic_load(&R->full);
+            R->rc = rq_allreduce(R->ctx, &full, &full, 1, RQ_INT64, RQ_MAX);
+            atomic_store(&R->full, (int)full);
+            order_cells(t, R->order, &R->ncells);
+        }
+        if (meet(R, th) != 0 || R->rc != 0 || atomic_load(&R->full))
+            break;
+        centres_of_mass(R->a, R->dsm, R->order, R->ncells, th);
+        if (meet(R, th) != 0)
+            break;
+        for (size_t i = lo; i < hi; i++)
+            inter += bh_accel(R->b, R->a, 0, R->box, (int32_t)i, R->body[i - R->lo].pos,
+                              R->acc + 3 * (i - R->lo));
+        if (meet(R, th) != 0) /* nobody reads my bodies any more */
+            break;
+        if (hi > lo) {
+            size_t off = (lo - R->lo) * sizeof *R->body, len = (hi - lo) * sizeof *R->body;
+            must(rqdsm_start_write(t->bodies[t->me], off, len), "rqdsm_start_write");
+            for (size_t i = lo - R->lo; i < hi - R->lo; i++)
+                bh_move(R->b, &R->body[i], R->vel + 3 * i, R->acc + 3 * i);
+            memcpy((char *)rqdsm_ptr(t->bodies[t->me]) + off, &R->body[lo - R->lo], len);
+            must(rqdsm_end_write(t->bodies[t->me], off, len), "rqdsm_end_write");
+        }
+        if (meet(R, th) != 0)
+            break;
+    }
+    atomic_fetch_add(&R->inter, inter);
+    atomic_fetch_add(&R->retries, retries);
 }
 
 int main(int argc, char **argv)
@@ -133,8 +252,8 @@ int main(int argc, char **argv)
     double line = rqa_placement_rq(ctx);
     rqdsm_t *dsm;
     char org[96];
-    const char *usage = "Usage: barnes [--protocol P] [--threads T] [--dsm-block B] "
-                        "<bodies> <steps>";
+    const char *usage = "Usage: barnes [--protocol P] [--threads T] [--app-threads A] "
+                        "[--dsm-block B] <bodies> <steps>";
     if (rqa_dsm_start(ctx, &argc, argv, &dsm, org, sizeof org) != 0)
         return rqa_fail(ctx, usage);
     uint64_t n, steps;
@@ -180,52 +299,18 @@ int main(int argc, char **argv)
     must(rqdsm_end_write(t.bodies[me], 0, 0), "rqdsm_end_write");
     struct bh_access a = {&t, cell_read, body_read, cell_begin, cell_end, cell_alloc};
     int rc = rqa_dsm_barrier(ctx, dsm);
-    int64_t full = 0;
     if (me == 0)
-        printf("librq barnes: %llu bodies, %llu steps, %d ranks, %s\n", (unsigned long long)n,
-               (unsigned long long)steps, np, org);
+        printf("librq barnes: %llu bodies, %llu steps, %d ranks x %d app threads, %s\n",
+               (unsigned long long)n, (unsigned long long)steps, np, rqa_app_threads(), org);
+    struct barnes_run R = {.ctx = ctx, .dsm = dsm, .b = &b, .t = &t, .a = &a, .body = body,
+                           .vel = vel, .acc = acc, .order = order, .lo = lo, .hi = hi,
+                           .steps = steps, .rc = rc};
     double t0 = rqa_now();
-    uint64_t inter = 0, retries = 0;
-    for (uint64_t s = 0; s < steps && rc == 0 && !full; s++) {
-        double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-        bh_bounds(body, own, mn, mx);
-        rc = rq_allreduce(ctx, mn, mn, 3, RQ_DOUBLE, RQ_MIN);
-        if (rc == 0)
-            rc = rq_allreduce(ctx, mx, mx, 3, RQ_DOUBLE, RQ_MAX);
-        const struct bh_box box = bh_box_of(mn, mx);
-        t.used = 0;
-        if (me == 0) { /* the root: cell 0 of rank 0's pool */
-            int32_t root = cell_alloc(&t, 0);
-            bh_cell_init(cell_begin(&t, root));
-            cell_end(&t, root);
-        }
-        if (rc == 0)
-            rc = rqa_dsm_barrier(ctx, dsm);
-        for (size_t i = lo; i < hi && rc == 0 && !full; i++) {
-            int got = bh_insert(&a, 0, box, (int32_t)i, body[i - lo].pos);
-            full = got < 0;
-            retries += got > 0 ? (uint64_t)got : 0;
-        }
-        if (rc == 0)
-            rc = rqa_dsm_barrier(ctx, dsm);
-        if (rc == 0) /* after the barrier: the protocol is quiet */
-            rc = rq_allreduce(ctx, &full, &full, 1, RQ_INT64, RQ_MAX);
-        if (rc != 0 || full)
-            break;
-        centres_of_mass(&a, &t, dsm, order);
-        rc = rqa_dsm_barrier(ctx, dsm);
-        for (size_t i = lo; i < hi && rc == 0; i++)
-            inter += bh_accel(&b, &a, 0, box, (int32_t)i, body[i - lo].pos, acc + 3 * (i - lo));
-        if (rc == 0)
-            rc = rqa_dsm_barrier(ctx, dsm); /* nobody reads my bodies any more */
-        must(rqdsm_start_write(t.bodies[me], 0, 0), "rqdsm_start_write");
-        for (size_t i = 0; i < own; i++)
-            bh_move(&b, &body[i], vel + 3 * i, acc + 3 * i);
-        memcpy(rqdsm_ptr(t.bodies[me]), body, own * sizeof *body);
-        must(rqdsm_end_write(t.bodies[me], 0, 0), "rqdsm_end_write");
-        if (rc == 0)
-            rc = rqa_dsm_barrier(ctx, dsm);
-    }
+    if (rc == 0 && rqa_team_run(barnes_steps, &R) != 0)
+        return rqa_fail(ctx, "ERROR: an application thread did not start");
+    rc = R.rc;
+    int full = atomic_load(&R.full);
+    uint64_t inter = atomic_load(&R.inter), retries = atomic_load(&R.retries);
     double secs = rqa_now() - t0;
     if (full)
         return rqa_fail(ctx, "ERROR: a rank's cell pool is full (bodies too close together?)");

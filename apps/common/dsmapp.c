@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include "dsmapp.h"
 
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@ enum { H_BARRIER = 199 };
 
 static volatile uint64_t arrived[2];
 static uint64_t epoch;
+static int app_threads = 1;
 
 static void on_arrive(rq_ctx_t *ctx, const rq_msg_t *m, void *a)
 {
@@ -56,18 +59,23 @@ int rqa_dsm_start(rq_ctx_t *ctx, int *argc, char **argv, rqdsm_t **dsm, char *or
     int me = rq_rank(ctx);
     (void)rqa_ticks(); /* start the tick clock: the report converts with it */
     int p = rqa_variant(argc, argv, "protocol", protos, 5, "auto");
-    double threads = 1, block = 128;
+    double threads = 1, block = 128, apps = 1;
     if (p < 0 || rqa_take_double(argc, argv, "threads", 1, 1, &threads) != 0 ||
+        rqa_take_double(argc, argv, "app-threads", 1, 1, &apps) != 0 ||
         rqa_take_double(argc, argv, "dsm-block", 128, RQDSM_BLOCK_MIN, &block) != 0 ||
-        threads > 1024 || block > RQDSM_BLOCK_MAX || ((unsigned)block & ((unsigned)block - 1))) {
+        threads > 1024 || apps > 64 || apps != (int)apps || block > RQDSM_BLOCK_MAX ||
+        ((unsigned)block & ((unsigned)block - 1))) {
         if (me == 0)
             fprintf(stderr, "%s: --protocol auto|pdq|multiplexed|poll|spinlock, --threads 1..1024, "
-                            "--dsm-block a power of two in 32..4096\n", argv[0]);
+                            "--app-threads 1..64, --dsm-block a power of two in 32..4096\n",
+                    argv[0]);
         return -1;
     }
+    app_threads = (int)apps;
     if (p == P_AUTO)
         p = auto_protocol(ctx, (unsigned)threads);
-    rqdsm_attr_t a = {.block = (unsigned)block, .threads = (unsigned)threads};
+    rqdsm_attr_t a = {.block = (unsigned)block, .threads = (unsigned)threads,
+                      .app_threads = (unsigned)app_threads};
     a.protocol = p == P_POLL ? RQDSM_PROTO_POLL : p == P_SPINLOCK ? RQDSM_PROTO_SPINLOCK
                                                                 : RQDSM_PROTO_PDQ;
     a.pdq_mode = p == P_MULTIPLEXED ? RQ_PDQ_MULTIPLEXED : RQ_PDQ_DEDICATED;
@@ -77,13 +85,99 @@ int rqa_dsm_start(rq_ctx_t *ctx, int *argc, char **argv, rqdsm_t **dsm, char *or
             fprintf(stderr, "%s: rqdsm_init failed\n", argv[0]);
         return -1;
     }
+    char nodes[32];
+    snprintf(nodes, sizeof nodes, "%d app thread%s, ", app_threads, app_threads == 1 ? "" : "s");
     if (a.protocol == RQDSM_PROTO_POLL)
-        snprintf(org, orgn, "poll, %u B blocks", a.block);
+        snprintf(org, orgn, "%spoll, %u B blocks", nodes, a.block);
     else
-        snprintf(org, orgn, "%s, %u thread%s, %u B blocks",
+        snprintf(org, orgn, "%s%s, %u thread%s, %u B blocks", nodes,
                  p == P_PDQ ? "pdq dedicated" : p == P_MULTIPLEXED ? "pdq multiplexed" : "spinlock",
                  a.threads, a.threads == 1 ? "" : "s", a.block);
     return 0;
+}
+
+int rqa_app_threads(void) { return app_threads; }
+
+struct team_arg {
+    void (*fn)(int, void *);
+    void *arg;
+    int   t;
+};
+
+static void *team_main(void *p)
+{
+    struct team_arg *a = p;
+    a->fn(a->t, a->arg);
+    return NULL;
+}
+
+int rqa_team_run(void (*fn)(int t, void *arg), void *arg)
+{
+    int n = app_threads;
+    pthread_t th[64];
+    struct team_arg ta[64];
+    for (int t = 1; t < n; t++) {
+        ta[t] = (struct team_arg){fn, arg, t};
+        if (pthread_create(&th[t], NULL, team_main, &ta[t]) != 0) {
+            fprintf(stderr, "rqa_team_run: thread %d could not start\n", t);
+            return -1; /* the started ones wait at their first barrier: fatal */
+        }
+    }
+    fn(0, arg);
+    for (int t = 1; t < n; t++)
+        pthread_join(th[t], NULL);
+    return 0;
+}
+
+/* The rank's team barrier: a count and a sense word (the last to arrive
+ * resets the count, then releases the sense; the waiters acquire it). */
+static _Atomic unsigned team_count, team_sense;
+static int team_rc;
+
+/* Wait until *sense moves past s, serving the protocol. */
+static int team_wait(rqdsm_t *dsm, _Atomic unsigned *sense, unsigned s)
+{
+    unsigned spins = 0;
+    while (atomic_load_explicit(sense, memory_order_acquire) == s) {
+        int rc = rqdsm_poll(dsm); /* idle: run the protocol's handlers */
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            rqa_spin_turn(&spins);
+    }
+    return 0;
+}
+
+static _Atomic unsigned sync_count, sync_sense;
+
+void rqa_team_sync(rqdsm_t *dsm)
+{
+    if (app_threads == 1)
+        return;
+    unsigned s = atomic_load_explicit(&sync_sense, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&sync_count, 1, memory_order_acq_rel) ==
+        (unsigned)app_threads - 1) {
+        atomic_store_explicit(&sync_count, 0, memory_order_relaxed);
+        atomic_store_explicit(&sync_sense, s + 1, memory_order_release);
+        return;
+    }
+    (void)team_wait(dsm, &sync_sense, s);
+}
+
+int rqa_team_barrier(rq_ctx_t *ctx, rqdsm_t *dsm)
+{
+    if (app_threads == 1)
+        return rqa_dsm_barrier(ctx, dsm);
+    unsigned s = atomic_load_explicit(&team_sense, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&team_count, 1, memory_order_acq_rel) ==
+        (unsigned)app_threads - 1) {
+        team_rc = rqa_dsm_barrier(ctx, dsm); /* the job-wide one, for all */
+        atomic_store_explicit(&team_count, 0, memory_order_relaxed);
+        atomic_store_explicit(&team_sense, s + 1, memory_order_release);
+        return team_rc;
+    }
+    int rc = team_wait(dsm, &team_sense, s);
+    return rc < 0 ? rc : team_rc;
 }
 
 int rqa_dsm_barrier(rq_ctx_t *ctx, rqdsm_t *dsm)

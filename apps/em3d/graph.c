@@ -155,10 +155,16 @@ void em_part_free(struct em_part *p)
 
 void em_update(const struct em_part *p, const double *other, double *mine)
 {
+    em_update_range(p, other, mine, 0, p->n);
+}
+
+void em_update_range(const struct em_part *p, const double *other, double *mine, uint64_t lo,
+                     uint64_t hi)
+{
     const unsigned d = p->d;
-    const uint32_t *ref = p->ref;
-    const double *w = p->w;
-    for (uint64_t i = 0; i < p->n; i++, ref += d, w += d) {
+    const uint32_t *ref = p->ref + lo * d;
+    const double *w = p->w + lo * d;
+    for (uint64_t i = lo; i < hi; i++, ref += d, w += d) {
         double acc = 0;
         for (unsigned j = 0; j < d; j++)
             acc += w[j] * other[ref[j]];

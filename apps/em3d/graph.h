@@ -59,6 +59,9 @@ double em_initial(int r, int kind, uint64_t i);
 /* One half-step: mine[i] = 0.5 mine[i] + sum w other[ref] for i in [0, n).
  * other is the other kind's [values | ghosts]. */
 void em_update(const struct em_part *p, const double *other, double *mine);
+/* The same for nodes lo .. hi-1 only (a thread's share). */
+void em_update_range(const struct em_part *p, const double *other, double *mine, uint64_t lo,
+                     uint64_t hi);
 
 /* The whole graph relaxed serially: E and H (np*n each, rank-major) after
  * a->iters iterations from the initial values.  0, or -1 out of memory. */

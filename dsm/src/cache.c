@@ -157,6 +157,8 @@ void rqdsm_h_recall(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
 
 /* ---- application calls ------------------------------------------------ */
 
+static _Thread_local unsigned poll_calls __attribute__((tls_model("initial-exec")));
+
 static int range(struct rqdsm_region *r, size_t off, size_t len, size_t *b0, size_t *b1)
 {
     if (r == NULL || r->maps <= 0)
@@ -164,9 +166,16 @@ static int range(struct rqdsm_region *r, size_t off, size_t len, size_t *b0, siz
     /* Handlers run by polling serve other ranks' misses: give them a turn
      * on every call, even one that only hits. */
     if (r->dsm->protocol == RQDSM_PROTO_POLL) {
-        int rc = rq_poll(r->dsm->ctx);
-        if (rc < 0)
-            return rc;
+        /* With several threads, each polls on one call in 64: on every
+         * call they only took turns on the context lock (barnes 1 rank x
+         * 2 threads: 0.29 s, 0.12 with a flag that let one poll at a
+         * time, 0.097 with none) and any of them serves the others. */
+        rqdsm_t *d = r->dsm;
+        if (!d->app_mt || ++poll_calls % 64 == 0) {
+            int rc = rq_poll(d->ctx);
+            if (rc < 0)
+                return rc;
+        }
     }
     if (off >= r->size || (len != 0 && len > r->size - off))
         return RQ_ERANGE;
