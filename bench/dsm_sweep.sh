@@ -9,19 +9,31 @@
 # round, medians over the rounds.  Each round starts with the placement
 # (rqbench's cache-line latency L).
 #
+# --clustering P: instead, the PDQ paper's clustering shape (its Figures
+# 7-9) at P processors: every split of P into R ranks (nodes) x T
+# application threads with R >= 1 a power of two (16 x 1, 8 x 2, 4 x 4,
+# 2 x 8 ... 1 x P), each under the protocol organisations: poll (the
+# threads run the handlers as they poll), dedicated PDQ threads 1, 2 and
+# 4 per node, and multiplexed (the node's idle application threads run
+# the handlers, Hurricane-1 Mult; one fallback thread).
+#
 #   bench/dsm_sweep.sh [--ranks N] [--rounds R] [--programs "lu water barnes"] [--out FILE]
+#                      [--clustering P]
 set -u
-ranks=2 rounds=3 programs="lu water barnes" out=dsm-sweep.csv
+ranks=2 rounds=3 programs="lu water barnes" out=dsm-sweep.csv clustering=0
 while [ $# -gt 0 ]; do
     case $1 in
     --ranks) ranks=$2; shift ;;
     --rounds) rounds=$2; shift ;;
     --programs) programs=$2; shift ;;
     --out) out=$2; shift ;;
-    *) echo "usage: $0 [--ranks N] [--rounds R] [--programs LIST] [--out FILE]" >&2; exit 2 ;;
+    --clustering) clustering=$2; shift ;;
+    *) echo "usage: $0 [--ranks N] [--rounds R] [--programs LIST] [--out FILE] [--clustering P]" >&2
+       exit 2 ;;
     esac
     shift
 done
+case $clustering in '' | *[!0-9]*) echo "$0: --clustering takes a processor count" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 args_of() {
@@ -45,6 +57,45 @@ block-32:--protocol pdq --dsm-block 32
 block-1024:--protocol pdq --dsm-block 1024
 block-4096:--protocol pdq --dsm-block 4096"
 parse() { sed -n 's/^[a-z-]*: ranks [0-9]*, time \([0-9.]*\) s, messages \([0-9]*\), T_interhandler \([0-9]*\) ns, T_handler \([0-9]*\) ns.*/\1,\2,\3,\4/p' | head -1; }
+if [ "$clustering" -gt 0 ]; then
+    orgs="poll:--protocol poll
+pdq-1:--protocol pdq --threads 1
+pdq-2:--protocol pdq --threads 2
+pdq-4:--protocol pdq --threads 4
+multiplexed:--protocol multiplexed --threads 1"
+    echo "program,round,nodes,threads,config,time_s,messages,t_inter_ns,t_handler_ns" > "$out"
+    for round in $(seq 1 "$rounds"); do
+        echo "== clustering round $round" >&2
+        for prog in $programs; do
+            a=$(args_of "$prog")
+            r=$clustering
+            while [ "$r" -ge 1 ]; do
+                t=$((clustering / r))
+                if [ $((r * t)) -eq "$clustering" ]; then
+                    echo "$orgs" | while IFS=: read -r name opts; do
+                        # shellcheck disable=SC2086
+                        v=$(timeout 120 ./rqrun -n "$r" "apps/$prog" $opts --app-threads "$t" $a | parse)
+                        echo "$prog,$round,$r,$t,$name,${v:-fail}" >> "$out"
+                    done
+                fi
+                r=$((r / 2))
+            done
+        done
+    done
+    echo
+    echo "program nodes x threads  config        time (median, s)  vs poll"
+    awk -F, 'NR > 1 && $6 != "fail" { k = $1 "," $3 "x" $4 "," $5; n[k]++; t[k, n[k]] = $6;
+                      if (!(k in seen)) { seen[k] = 1; order[++c] = k } }
+         function med(a, k, c,   i, j, x, v) { for (i = 1; i <= c; i++) v[i] = a[k, i];
+             for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
+             return c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2 }
+         END { for (i = 1; i <= c; i++) { k = order[i]; split(k, w, ","); md[k] = med(t, k, n[k]);
+                   if (w[3] == "poll") base[w[1] "," w[2]] = md[k] }
+               for (i = 1; i <= c; i++) { k = order[i]; split(k, w, ","); b = base[w[1] "," w[2]];
+                   printf "%-7s %-16s %-13s %-17.4f %s\n", w[1], w[2], w[3], md[k],
+                          (b > 0 ? sprintf("%.2f", md[k] / b) : "-") } }' "$out"
+    exit 0
+fi
 echo "program,round,config,ranks,L_ns,time_s,messages,t_inter_ns,t_handler_ns" > "$out"
 for round in $(seq 1 "$rounds"); do
     l=$(./rqbench --quick am 2>/dev/null | head -1 | sed -n 's/.*(L = \([0-9.]*\) ns).*/\1/p')

@@ -300,8 +300,8 @@ int main(int argc, char **argv)
     struct bh_access a = {&t, cell_read, body_read, cell_begin, cell_end, cell_alloc};
     int rc = rqa_dsm_barrier(ctx, dsm);
     if (me == 0)
-        printf("librq barnes: %llu bodies, %llu steps, %d ranks x %d app threads, %s\n",
-               (unsigned long long)n, (unsigned long long)steps, np, rqa_app_threads(), org);
+        printf("librq barnes: %llu bodies, %llu steps, %d ranks, %s\n",
+               (unsigned long long)n, (unsigned long long)steps, np, org);
     struct barnes_run R = {.ctx = ctx, .dsm = dsm, .b = &b, .t = &t, .a = &a, .body = body,
                            .vel = vel, .acc = acc, .order = order, .lo = lo, .hi = hi,
                            .steps = steps, .rc = rc};

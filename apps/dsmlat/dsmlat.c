@@ -18,9 +18,16 @@
  * rare miss that waited for the scheduler).  Target (issue 20): read miss
  * <= 3 AM round trips on the same two cores.
  *
+ * --app-threads A (2..64): then A threads of rank 0 also miss at once,
+ * each on a one-block region of its own homed on rank 1 (flushed before
+ * each miss): the latency of a miss among A concurrent ones, and the
+ * node's misses per second (the protocol's throughput at the home).
+ *
  * Usage: dsmlat [--protocol pdq|multiplexed|poll|spinlock] [--threads T]
- *               [--block B] [iterations (default 2000)] */
+ *               [--app-threads A] [--block B] [iterations (default 2000)] */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,18 +106,47 @@ static void print_table1(const uint64_t *s)
 
 static const char *const protos[] = {"pdq", "multiplexed", "poll", "spinlock"};
 
+/* Concurrent misses: thread t of rank 0 on its own region. */
+struct conc {
+    rqdsm_region_t **reg;
+    uint64_t         n;
+    _Atomic uint64_t ticks;  /* the threads' miss time, summed */
+    _Atomic int      go;
+};
+
+static void *miss_main(void *arg)
+{
+    struct conc *c = ((void **)arg)[0];
+    rqdsm_region_t *r = ((void **)arg)[1];
+    while (!atomic_load(&c->go))
+        ;
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < c->n; i++) {
+        rqdsm_flush(r);
+        uint64_t t0 = rqa_ticks();
+        rqdsm_start_read(r, 0, 0);
+        sum += rqa_ticks() - t0;
+        rqdsm_end_read(r, 0, 0);
+    }
+    atomic_fetch_add(&c->ticks, sum);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     rq_ctx_t *ctx;
     if (rq_init(&argc, &argv, &ctx) != 0)
         return 1;
     int proto = rqa_variant(&argc, argv, "protocol", protos, 4, "pdq");
-    double threads, block;
+    double threads, block, apps;
     if (proto < 0 || rqa_take_double(&argc, argv, "threads", 1, 1, &threads) != 0 ||
+        rqa_take_double(&argc, argv, "app-threads", 1, 1, &apps) != 0 ||
         rqa_take_double(&argc, argv, "block", 128, RQDSM_BLOCK_MIN, &block) != 0 ||
-        threads > 1024 || block > RQDSM_BLOCK_MAX || ((unsigned)block & ((unsigned)block - 1)))
+        threads > 1024 || apps > 64 || apps != (int)apps || block > RQDSM_BLOCK_MAX ||
+        ((unsigned)block & ((unsigned)block - 1)))
         return rqa_fail(ctx, "Usage: dsmlat [--protocol pdq|multiplexed|poll|spinlock] "
-                             "[--threads T] [--block B] [iterations]");
+                             "[--threads T] [--app-threads 1..64] [--block B] [iterations]");
+    const int na = (int)apps;
     uint64_t n = 2000;
     if (argc > 2 || (argc == 2 && (rqa_parse_count(argv[1], 1, &n) != 0)))
         return rqa_fail(ctx, "ERROR: iterations must be in [1, " RQA_COUNT_MAX_S "]");
@@ -121,7 +157,8 @@ int main(int argc, char **argv)
     rq_handler_register(ctx, H_PING, on_ping, NULL, 0);
     rq_handler_register(ctx, H_PONG, on_pong, NULL, 0);
     rq_handler_register(ctx, H_TURN, on_turn, NULL, 0);
-    rqdsm_attr_t attr = {.block = (unsigned)block, .threads = (unsigned)threads};
+    rqdsm_attr_t attr = {.block = (unsigned)block, .threads = (unsigned)threads,
+                         .app_threads = (unsigned)na};
     attr.protocol = proto == 2 ? RQDSM_PROTO_POLL : proto == 3 ? RQDSM_PROTO_SPINLOCK
                                                                : RQDSM_PROTO_PDQ;
     attr.pdq_mode = proto == 1 ? RQ_PDQ_MULTIPLEXED : RQ_PDQ_DEDICATED;
@@ -208,6 +245,46 @@ int main(int argc, char **argv)
             wmiss[bt] = rqa_ticks_to_s(wsum) * 1e9 / (double)n;
         rq_barrier(ctx);
     }
+    /* A threads of rank 0 missing at once, each on its own region. */
+    double conc_ns = 0, conc_rate = 0;
+    if (na > 1) {
+        uint64_t rids[64] = {0};
+        rqdsm_region_t *cr[64];
+        for (int t = 0; t < na; t++)
+            if (me == 1 && rqdsm_create(dsm, attr.block, &rids[t]) != 0)
+                return rqa_fail(ctx, "ERROR: rqdsm_create failed");
+        rq_broadcast(ctx, 1, rids, sizeof rids);
+        for (int t = 0; t < na; t++)
+            if (rqdsm_map(dsm, rids[t], &cr[t]) != 0)
+                return rqa_fail(ctx, "ERROR: rqdsm_map failed");
+        rq_barrier(ctx);
+        if (me == 0) {
+            struct conc c = {cr, n, 0, 0};
+            pthread_t th[64];
+            void *args[64][2];
+            for (int t = 0; t < na; t++) {
+                args[t][0] = &c;
+                args[t][1] = cr[t];
+                if (pthread_create(&th[t], NULL, miss_main, args[t]) != 0)
+                    return rqa_fail(ctx, "ERROR: a thread did not start");
+            }
+            uint64_t t0 = rqa_ticks();
+            atomic_store(&c.go, 1);
+            for (int t = 0; t < na; t++)
+                pthread_join(th[t], NULL);
+            double wall = rqa_ticks_to_s(rqa_ticks() - t0);
+            conc_ns = rqa_ticks_to_s(atomic_load(&c.ticks)) * 1e9 / (double)(n * (uint64_t)na);
+            conc_rate = (double)(n * (uint64_t)na) / wall;
+            rq_request(ctx, 1, H_TURN, NULL, 0, NULL, 0, 0);
+        } else if (me == 1) {
+            expect++;
+            while (turns < expect)
+                rqdsm_poll(dsm);
+        }
+        rq_barrier(ctx);
+        for (int t = 0; t < na; t++)
+            rqdsm_unmap(cr[t]);
+    }
     rqdsm_stats_t st;
     rqdsm_stats(dsm, &st);
     /* Table 1: the job's sums (rank 0's misses, rank 1's replies). */
@@ -218,9 +295,9 @@ int main(int argc, char **argv)
         return rqa_fail(ctx, "ERROR: allreduce failed");
     if (me == 0) {
         double a = rqa_median(am, BATCHES), m = rqa_median(rmiss, BATCHES);
-        printf("librq dsmlat: %d ranks, protocol %s, %u protocol threads, block %u bytes, "
-               "%llu iterations x %d batches\n",
-               np, protos[proto], attr.threads, attr.block, (unsigned long long)n, BATCHES);
+        printf("librq dsmlat: %d ranks, %d app threads, protocol %s, %u protocol threads, "
+               "block %u bytes, %llu iterations x %d batches\n",
+               np, na, protos[proto], attr.threads, attr.block, (unsigned long long)n, BATCHES);
         rqa_placement_print(line);
         printf("AM round trip (ns)   = %.0f\n", a);
         printf("Read miss (ns)       = %.0f\n", m);
@@ -230,6 +307,9 @@ int main(int argc, char **argv)
         double tick_ns = rqa_ticks_to_s(1000000000u), p50 = rqa_median(single, (int)nsamples);
         printf("Single read miss     = %.0f median, %.0f p99 (ns); median / AM RT = %.2f\n",
                p50 * tick_ns, single[nsamples * 99 / 100] * tick_ns, p50 * tick_ns / a);
+        if (na > 1)
+            printf("Read miss, %2d at once = %.0f ns each, %.0f misses/s on the node\n", na,
+                   conc_ns, conc_rate);
         printf("Misses (rank 0)      = %llu read, %llu write\n",
                (unsigned long long)st.read_misses, (unsigned long long)st.write_misses);
         print_table1(sum);

@@ -155,9 +155,9 @@ int main(int argc, char **argv)
         return rqa_fail(ctx, "ERROR: an application thread did not start");
     int rc = L.rc;
     if (me == 0)
-        printf("librq lu: %llu x %llu matrix, %llu x %llu blocks, %d ranks x %d app threads, %s\n",
+        printf("librq lu: %llu x %llu matrix, %llu x %llu blocks, %d ranks, %s\n",
                (unsigned long long)n, (unsigned long long)n, (unsigned long long)b,
-               (unsigned long long)b, np, rqa_app_threads(), org);
+               (unsigned long long)b, np, org);
     double t0 = rqa_now();
     if (rc == 0 && rqa_team_run(lu_factor, &L) != 0)
         return rqa_fail(ctx, "ERROR: an application thread did not start");

@@ -169,8 +169,8 @@ int main(int argc, char **argv)
         return rqa_fail(ctx, "ERROR: an application thread did not start");
     int rc = W.rc;
     if (me == 0)
-        printf("librq water: %llu molecules, %llu steps, %d ranks x %d app threads, %s\n",
-               (unsigned long long)n, (unsigned long long)steps, np, rqa_app_threads(), org);
+        printf("librq water: %llu molecules, %llu steps, %d ranks, %s\n",
+               (unsigned long long)n, (unsigned long long)steps, np, org);
     double t0 = rqa_now();
     if (rc == 0 && rqa_team_run(water_steps, &W) != 0)
         return rqa_fail(ctx, "ERROR: an application thread did not start");

@@ -34,9 +34,11 @@
  *     (RQ_ERANGE otherwise); at most 64 sections are open per thread
  *     (RQ_ENOMEM beyond).  Sections of several threads that wait for
  *     each other's blocks in opposite orders deadlock, as locks would.
- *   - rqdsm_init, rqdsm_finalize, create, map, unmap, destroy and flush:
- *     one thread at a time (the application serialises them), with no
- *     section of another thread open on what they change.
+ *   - rqdsm_flush: any thread, also several at once (blocks in any
+ *     thread's section are skipped).  rqdsm_init, rqdsm_finalize,
+ *     create, map, unmap and destroy: one thread at a time (the
+ *     application serialises them), with no section of another thread
+ *     open on what they change.
  *   - attr.app_threads (default 1) turns on the per-thread records that
  *     nesting and end checks need with several threads (about 2 ns per
  *     section); under RQDSM_PROTO_POLL it also makes the context
