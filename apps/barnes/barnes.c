@@ -189,7 +189,8 @@ static void barnes_steps(int th, void *arg)
     uint64_t inter = 0, retries = 0;
     for (uint64_t s = 0; s < R->steps; s++) {
         if (th == 0) { /* the job-wide calls: one thread of the rank */
-            double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
+            double mn[3] = {INFINITY, INFINITY, INFINITY};
+            double mx[3] = {-INFINITY, -INFINITY, -INFINITY};
             bh_bounds(R->body, own, mn, mx);
             int rc = rq_allreduce(R->ctx, mn, mn, 3, RQ_DOUBLE, RQ_MIN);
             if (rc == 0)

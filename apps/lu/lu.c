@@ -118,6 +118,8 @@ static void lu_factor(int t, void *arg)
 #undef R
 #undef P
 
+#define LU_USAGE "Usage: lu [--protocol P] [--threads T] [--app-threads A] [--dsm-block B] <n> <b>"
+
 int main(int argc, char **argv)
 {
     rq_ctx_t *ctx;
@@ -127,10 +129,10 @@ int main(int argc, char **argv)
     rqdsm_t *dsm;
     char org[96];
     if (rqa_dsm_start(ctx, &argc, argv, &dsm, org, sizeof org) != 0)
-        return rqa_fail(ctx, "Usage: lu [--protocol P] [--threads T] [--app-threads A] [--dsm-block B] <n> <b>");
+        return rqa_fail(ctx, LU_USAGE);
     uint64_t n, b;
     if (argc != 3 || rqa_parse_u64(argv[1], &n) != 0 || rqa_parse_u64(argv[2], &b) != 0)
-        return rqa_fail(ctx, "Usage: lu [--protocol P] [--threads T] [--app-threads A] [--dsm-block B] <n> <b>");
+        return rqa_fail(ctx, LU_USAGE);
     if (b < 1 || n < b || n % b != 0 || n > 16384)
         return rqa_fail(ctx, "ERROR: need 1 <= b <= n <= 16384 with b dividing n");
     const int me = rq_rank(ctx), np = rq_size(ctx);

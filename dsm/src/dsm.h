@@ -16,7 +16,8 @@
  * no write request out (E_PEND_W: its grant must find no reader), and
  * E_WANT_R / E_WANT_W hand the grant's hold to the one thread that set it
  * (the others wait for E_PEND to clear and look again).  Each thread's own
- * open sections are thread-local (cache.c), never read by another.  The block's bytes are published by the word:
+ * open sections are thread-local (cache.c), never read by another.
+ * The block's bytes are published by the word:
  *   - a DATA handler copies the bytes in, then its CAS (release) sets the
  *     state; the application's load of the word (acquire) that sees the
  *     state orders its reads of the bytes after the copy;

@@ -34,7 +34,8 @@ int rq_test(rq_ctx_t *ctx, const volatile uint64_t *word, uint64_t at_least)
 int rq_handler_register(rq_ctx_t *ctx, unsigned id, rq_handler_fn fn, void *arg,
                         unsigned flags)
 {
-    if (ctx == NULL || id >= RQ_MAX_HANDLERS || (flags & ~(RQ_HF_INTERRUPT | RQ_HF_PLACE | RQ_HF_PROMOTE)) != 0)
+    const unsigned known = RQ_HF_INTERRUPT | RQ_HF_PLACE | RQ_HF_PROMOTE;
+    if (ctx == NULL || id >= RQ_MAX_HANDLERS || (flags & ~known) != 0)
         return RQ_EINVAL;
     /* Promoted parts call in from the pool's threads: thread-safe mode,
      * switched on only while no handler runs here (a call in progress

@@ -223,8 +223,9 @@ int rq_handler_promote(rq_ctx_t *ctx, const rq_msg_t *msg, rq_promoted_fn fn, vo
      * (a long message: it stays there) or was not placed (data NULL). */
     const unsigned char *d = msg->data;
     const unsigned char *seg = (const unsigned char *)ctx->seg[ctx->rank];
+    const unsigned char *seg_end = seg + ctx->seg_bytes;
     int copy = d != NULL && msg->len != 0 &&
-               !(d >= seg && d <= seg + ctx->seg_bytes && msg->len <= (size_t)(seg + ctx->seg_bytes - d));
+               !(d >= seg && d <= seg_end && msg->len <= (size_t)(seg_end - d));
     struct part *p = malloc(sizeof *p + (copy ? msg->len : 0));
     if (p == NULL)
         return RQ_ENOMEM;

@@ -456,7 +456,8 @@ static void on_cts(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     const uint64_t rid = m->args[1], at = m->args[3];
     int rc = at != 0 ? rq_request_long(ctx, m->src, t->handler + H_DATA, &rid, 1, s->buf,
                                        (size_t)m->args[2], at - 1, 0)
-                     : rq_reply(ctx, m, t->handler + H_DATA, &rid, 1, s->buf, (size_t)m->args[2], 0);
+                     : rq_reply(ctx, m, t->handler + H_DATA, &rid, 1, s->buf,
+                                (size_t)m->args[2], 0);
     s->state = REQ_DONE;
     s->status.error = rc;
     set_done(s);
