@@ -15,12 +15,16 @@
  *          promotion from a pool thread.
  *   pdq    the same requests to a 2-thread PDQ (keys = sequence % 7):
  *          its handlers promote, the parts read and add as above.
+ *   intr   basic with interrupts on (RQ_INTR_ALL) and the main thread
+ *          waiting outside librq: the progress thread runs the handlers
+ *          that promote (and the parts' own polls do).
  *   die    rank 0 is the victim: every other rank's parts wait on rank
  *          0 (a gate it never opens, then an rq_read of it); rank 0 kills
  *          itself once they wait; each survivor's parts see RQ_EPEER, its
  *          rq_finalize returns RQ_EPEER and it prints "promote die: ok".
  *          Run with RQ_KILL_GRACE_MS large (survivors live to check). */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -42,7 +46,7 @@ static int me, np;
 static uint64_t *seg;
 static volatile uint64_t replies, arrived, parts_done;
 static _Atomic uint64_t part_errors, peer_errors;
-static int mode_pdq, mode_die;
+static int mode_pdq, mode_die, mode_intr;
 static size_t big;
 
 static size_t len_of(uint64_t seq) { return seq % 5 == 4 ? big : (size_t)(seq * 37 % 1000); }
@@ -149,6 +153,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "basic";
     mode_pdq = strcmp(mode, "pdq") == 0;
     mode_die = strcmp(mode, "die") == 0;
+    mode_intr = strcmp(mode, "intr") == 0;
     uint64_t k = argc > 2 ? strtoull(argv[2], NULL, 10) : 200;
     uint64_t limit = argc > 3 ? strtoull(argv[3], NULL, 10) : 32;
     big = rq_medium_max(ctx) + 100; /* staged: copied out of the staging area */
@@ -170,6 +175,8 @@ int main(int argc, char **argv)
         CHECK_EQ(rq_handler_register(ctx, H_WORK, on_work, NULL, RQ_HF_PROMOTE), 0);
     }
     CHECK_EQ(rq_handler_register(ctx, H_REPLY, on_reply, NULL, 0), 0);
+    if (mode_intr)
+        CHECK_EQ(rq_interrupts(ctx, RQ_INTR_ALL), 0);
     CHECK_EQ(rq_barrier(ctx), 0);
 
     unsigned char *out = malloc(big > 1000 ? big : 1000); /* len_of's most */
@@ -212,9 +219,16 @@ int main(int argc, char **argv)
             sent++;
         }
     /* Every part addressed to this rank has arrived (and waits at the
-     * gate, or queues for a thread): open it. */
+     * gate, or queues for a thread): open it.  With interrupts on, wait
+     * outside librq: the progress thread runs the handlers. */
+    if (mode_intr)
+        while (__atomic_load_n(&arrived, __ATOMIC_ACQUIRE) < k * (uint64_t)np)
+            sched_yield();
     CHECK_EQ(rq_wait_until(ctx, &arrived, k * (uint64_t)np), 0);
     __atomic_store_n(&seg[OFF_GATE / 8], 1, __ATOMIC_RELEASE);
+    if (mode_intr)
+        while (__atomic_load_n(&replies, __ATOMIC_ACQUIRE) < sent)
+            sched_yield();
     CHECK_EQ(rq_wait_until(ctx, &replies, sent), 0);
     CHECK_EQ(rq_wait_until(ctx, &parts_done, k * (uint64_t)np), 0);
     CHECK_EQ(atomic_load(&part_errors), 0);
@@ -224,6 +238,8 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_stats(ctx, &st), 0);
     CHECK_EQ(st.promoted, k * (uint64_t)np);
     CHECK(st.promote_threads >= 1 && st.promote_threads <= limit);
+    if (mode_intr) /* the progress thread ran handlers: some promoted there */
+        CHECK(st.interrupts > 0);
     if (q != NULL)
         CHECK_EQ(rq_pdq_close(q), 0);
     free(out);
