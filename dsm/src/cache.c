@@ -29,16 +29,65 @@ static void answer_deferred(rqdsm_t *d, struct rqdsm_region *r, size_t b, uint32
         to_home(d, r, b, H_RECALL_DATA, (w & E_REC_S) ? E_S : E_I, 1);
 }
 
-/* The state a deferral leaves behind, with its bit cleared. */
+/* The state a deferral leaves behind, with its bit cleared (and the
+ * fast read holds on again: no reader is left to count). */
 static uint32_t settle(uint32_t w)
 {
     if (w & E_INV_DEF)
-        return (w & ~(E_INV_DEF | E_STATE)) | E_I;
+        return (w & ~(E_INV_DEF | E_STATE | E_NOFAST)) | E_I;
     if (w & E_REC_S)
-        return (w & ~(E_REC_S | E_STATE)) | E_S;
+        return (w & ~(E_REC_S | E_STATE | E_NOFAST)) | E_S;
     if (w & E_REC_I)
-        return (w & ~(E_REC_I | E_STATE)) | E_I;
+        return (w & ~(E_REC_I | E_STATE | E_NOFAST)) | E_I;
     return w;
+}
+
+#define E_DEFERRED (E_INV_DEF | E_REC_S | E_REC_I)
+
+uint32_t rqdsm_fast_readers(const struct rqdsm_region *r, size_t b)
+{
+    uint32_t n = 0;
+    if (r->rd != NULL)
+        for (unsigned t = 0; t < r->dsm->app_threads; t++)
+            n += atomic_load_explicit(&r->rd[(size_t)t * r->nblocks + b], memory_order_seq_cst);
+    return n;
+}
+
+/* A deferral is answered by whoever finds no holder left: the CAS that
+ * clears its bit is the one that answers. */
+static void try_settle(rqdsm_t *d, struct rqdsm_region *r, size_t b)
+{
+    _Atomic uint32_t *e = &r->entry[b];
+    uint32_t w = atomic_load_explicit(e, memory_order_acquire);
+    while ((w & E_DEFERRED) && E_READERS(w) == 0 && !(w & E_WRITER) &&
+           rqdsm_fast_readers(r, b) == 0)
+        if (atomic_compare_exchange_weak_explicit(e, &w, settle(w), memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            answer_deferred(d, r, b, w);
+            return;
+        }
+}
+
+/* Before counting readers (r->rd): turn fast holds off (E_NOFAST, a
+ * seq_cst CAS; the counters are then loaded seq_cst: of a fast reader,
+ * whose seq_cst add precedes its seq_cst load of the word, and this, one
+ * sees the other), then return the fast holds there are.  *w: the word
+ * after.
+ * The caller's next CAS must start from *w: if E_NOFAST was cleared
+ * meanwhile (a grant, a write's end, a settle) it fails, and the caller
+ * counts again, so no hold taken after this count is ever missed. */
+static uint32_t count_fast(struct rqdsm_region *r, size_t b, uint32_t *w)
+{
+    if (r->rd == NULL)
+        return 0;
+    _Atomic uint32_t *e = &r->entry[b];
+    while (!(*w & E_NOFAST) &&
+           !atomic_compare_exchange_weak_explicit(e, w, *w | E_NOFAST, memory_order_seq_cst,
+                                                  memory_order_acquire))
+        ;
+    if (!(*w & E_NOFAST))
+        *w |= E_NOFAST;
+    return rqdsm_fast_readers(r, b);
 }
 
 /* ---- handlers --------------------------------------------------------- */
@@ -67,7 +116,7 @@ void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
         memcpy(block_mem(r, b), m->data, d->block);
     uint32_t nw;
     do {
-        nw = (w & ~(E_STATE | E_PEND | E_PEND_W | E_WANT_R | E_WANT_W)) | kind;
+        nw = (w & ~(E_STATE | E_PEND | E_PEND_W | E_WANT_R | E_WANT_W | E_NOFAST)) | kind;
         if (w & E_WANT_W)
             nw |= E_WRITER;
         else if (w & E_WANT_R)
@@ -92,13 +141,17 @@ int rqdsm_local_inv(rqdsm_t *d, struct rqdsm_region *r, size_t b)
     uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
     int now;
     do {
+        const uint32_t fast = count_fast(r, b, &w);
         /* Not shared here (dropped, or already invalid): just ack. */
-        now = (w & E_STATE) != E_S || E_READERS(w) == 0;
-        nw = now ? ((w & E_STATE) == E_S ? (w & ~E_STATE) | E_I : w) : w | E_INV_DEF;
+        now = (w & E_STATE) != E_S || (E_READERS(w) == 0 && fast == 0);
+        nw = now ? ((w & E_STATE) == E_S ? (w & ~E_STATE) | E_I : w) & ~E_NOFAST
+                 : w | E_INV_DEF;
     } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
                                                     memory_order_relaxed));
-    if (!now)
+    if (!now) {
         STAT(d, deferred);
+        try_settle(d, r, b); /* the fast readers counted may all be gone */
+    }
     return now;
 }
 
@@ -128,12 +181,15 @@ int rqdsm_local_recall(rqdsm_t *d, struct rqdsm_region *r, size_t b, unsigned ki
     uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
     int now;
     do {
-        now = E_READERS(w) == 0 && !(w & E_WRITER);
-        nw = now ? (w & ~E_STATE) | kind : w | (kind == E_S ? E_REC_S : E_REC_I);
+        const uint32_t fast = count_fast(r, b, &w);
+        now = E_READERS(w) == 0 && !(w & E_WRITER) && fast == 0;
+        nw = now ? (w & ~(E_STATE | E_NOFAST)) | kind : w | (kind == E_S ? E_REC_S : E_REC_I);
     } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
                                                     memory_order_relaxed));
-    if (!now)
+    if (!now) {
         STAT(d, deferred);
+        try_settle(d, r, b);
+    }
     return now;
 }
 
@@ -305,6 +361,61 @@ static int request(rqdsm_t *d, struct rqdsm_region *r, size_t b, int wr, uint32_
     return 1;
 }
 
+/* This thread's row of fast read holds in d's regions, or -1 (more
+ * threads than attr.app_threads: they use the word). */
+static _Thread_local struct {
+    const rqdsm_t *d;
+    int            row;
+} my_row __attribute__((tls_model("initial-exec")));
+
+static int row_of(rqdsm_t *d)
+{
+    if (my_row.d != d) {
+        unsigned i = atomic_fetch_add_explicit(&d->next_thread, 1, memory_order_relaxed);
+        my_row.d = d;
+        my_row.row = i < d->app_threads ? (int)i : -1;
+    }
+    return my_row.row;
+}
+
+static _Atomic uint32_t *fast_slot(struct rqdsm_region *r, size_t b, int row)
+{
+    return &r->rd[(size_t)row * r->nblocks + b];
+}
+
+
+/* The counter is this thread's alone, but its changes are seq_cst RMWs
+ * (a locked add on x86, as cheap as a fence, and what TSan can follow):
+ * each precedes the seq_cst load of the word that decides. */
+static void fast_add(struct rqdsm_region *r, size_t b, int row, uint32_t n)
+{
+    atomic_fetch_add_explicit(fast_slot(r, b, row), n, memory_order_seq_cst);
+}
+
+/* Read holds on blocks b0..b1 without writing their words: 1 if every
+ * one stands; else none is kept (the caller takes them in block order
+ * through the words: a fast hold kept above a block that waits would
+ * break that order). */
+static int fast_hold_range(rqdsm_t *d, struct rqdsm_region *r, size_t b0, size_t b1, int row)
+{
+    for (size_t b = b0; b <= b1; b++)
+        fast_add(r, b, row, 1);
+    size_t b = b0;
+    for (; b <= b1; b++) {
+        uint32_t w = atomic_load_explicit(&r->entry[b], memory_order_seq_cst);
+        if ((w & E_STATE) == E_I || (w & (E_NOFAST | E_WRITER | E_PEND_W)))
+            break;
+    }
+    if (b > b1)
+        return 1;
+    for (b = b0; b <= b1; b++) /* take them all back */
+        fast_add(r, b, row, (uint32_t)-1);
+    for (b = b0; b <= b1; b++)
+        if (atomic_load_explicit(&r->entry[b], memory_order_seq_cst) & E_DEFERRED)
+            try_settle(d, r, b);
+    return 0;
+}
+
 /* Take a read hold on block b: a hit, or wait for a request's grant.
  * own_write: this thread holds b for writing (its read nests inside). */
 static int hold_read(rqdsm_t *d, struct rqdsm_region *r, size_t b, int own_write, int *missed)
@@ -368,9 +479,15 @@ int rqdsm_start_read(rqdsm_region_t *r, size_t off, size_t len)
     rqdsm_t *d = r->dsm;
     if (d->app_mt && !own_room())
         return RQ_ENOMEM;
+    const int row = r->rd != NULL ? row_of(d) : -1;
     /* Ask for every missing block at once (no hold: a copy that arrives
      * may still be invalidated), then hold them in order: holding only in
      * block order keeps two ranges from waiting on each other. */
+    if (row >= 0 && mine.writes == 0 && fast_hold_range(d, r, b0, b1, row)) {
+        STAT_ADD(d, read_hits, b1 - b0 + 1);
+        mine.s[mine.n++] = (struct open_sec){r, b0, b1, 0};
+        return 0;
+    }
     if (b1 > b0)
         for (size_t b = b0; b <= b1; b++)
             if ((atomic_load_explicit(&r->entry[b], memory_order_relaxed) & E_STATE) == E_I)
@@ -399,13 +516,16 @@ static void release_read(rqdsm_t *d, struct rqdsm_region *r, size_t b)
 {
     _Atomic uint32_t *e = &r->entry[b];
     uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
+    int settled;
     do {
         nw = w - E_RD_ONE;
-        if (E_READERS(nw) == 0 && !(nw & E_WRITER))
+        settled = E_READERS(nw) == 0 && !(nw & E_WRITER) && (nw & E_DEFERRED) &&
+                  rqdsm_fast_readers(r, b) == 0;
+        if (settled)
             nw = settle(nw);
     } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
                                                     memory_order_relaxed));
-    if (E_READERS(nw) == 0 && !(nw & E_WRITER))
+    if (settled)
         answer_deferred(d, r, b, w);
 }
 
@@ -425,8 +545,19 @@ int rqdsm_end_read(rqdsm_region_t *r, size_t off, size_t len)
             if (E_READERS(atomic_load_explicit(&r->entry[b], memory_order_relaxed)) == 0)
                 return RQ_ERANGE; /* no matching start: change nothing */
     }
+    const int row = r->rd != NULL ? row_of(r->dsm) : -1;
+    /* Each block's hold is fast if this thread has one there (holds of a
+     * block are alike), else in the word; a fast one is dropped (its
+     * seq_cst RMW orders this thread's reads of the bytes before a
+     * checker's load of the counter), then its deferral looked at. */
     for (size_t b = b0; b <= b1; b++)
-        release_read(r->dsm, r, b);
+        if (row >= 0 && atomic_load_explicit(fast_slot(r, b, row), memory_order_relaxed) != 0) {
+            fast_add(r, b, row, (uint32_t)-1);
+            if (atomic_load_explicit(&r->entry[b], memory_order_seq_cst) & E_DEFERRED)
+                try_settle(r->dsm, r, b);
+        } else {
+            release_read(r->dsm, r, b);
+        }
     return 0;
 }
 
@@ -440,6 +571,13 @@ static int hold_write(rqdsm_t *d, struct rqdsm_region *r, size_t b, int *missed)
     for (;;) {
         uint32_t w = atomic_load_explicit(e, memory_order_acquire), nw;
         int rc;
+        if (r->rd != NULL && count_fast(r, b, &w) != 0) { /* their fast reads end */
+            *missed = 1;
+            struct rqdsm_wait wait = {0, 0};
+            if ((rc = rqdsm_wait_step(d, &wait)) < 0)
+                return rc;
+            continue;
+        }
         if (busy(w, W_HELD)) { /* other threads' sections end first */
             *missed = 1;
             if ((rc = wait_while(d, e, W_HELD)) != 0)
@@ -538,6 +676,8 @@ int rqdsm_end_write(rqdsm_region_t *r, size_t off, size_t len)
             nw = w & ~E_WRITER;
             if (E_READERS(nw) == 0)
                 nw = settle(nw);
+            if (!(nw & E_DEFERRED))
+                nw &= ~E_NOFAST; /* readable again, nobody to count */
         } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
                                                         memory_order_relaxed));
         if (E_READERS(nw) == 0)
@@ -556,10 +696,14 @@ int rqdsm_flush(rqdsm_region_t *r)
     for (size_t b = 0; b < r->nblocks; b++) {
         _Atomic uint32_t *e = &r->entry[b];
         uint32_t w = atomic_load_explicit(e, memory_order_acquire);
-        if (E_READERS(w) != 0 || (w & (E_WRITER | E_PEND)))
+        if (E_READERS(w) != 0 || (w & (E_WRITER | E_PEND | E_DEFERRED)))
             continue;
         if ((w & E_STATE) == E_S) {
-            if (atomic_compare_exchange_strong_explicit(e, &w, (w & ~E_STATE) | E_I,
+            /* A block read fast stays (fast reads off until its next
+             * state change: a grant, a write, an invalidation). */
+            uint32_t fast = count_fast(r, b, &w);
+            if (fast == 0 && E_READERS(w) == 0 && !(w & (E_WRITER | E_PEND | E_DEFERRED)) &&
+                atomic_compare_exchange_strong_explicit(e, &w, (w & ~(E_STATE | E_NOFAST)) | E_I,
                                                         memory_order_acq_rel,
                                                         memory_order_relaxed))
                 to_home(d, r, b, H_DROP, 0, 0);
@@ -572,8 +716,9 @@ int rqdsm_flush(rqdsm_region_t *r)
         struct rqdsm_wait wait = {0, 0};
         for (;;) {
             uint32_t w = atomic_load_explicit(e, memory_order_acquire);
-            if ((w & E_STATE) != E_E || E_READERS(w) != 0 || (w & E_WRITER))
-                break;
+            if ((w & E_STATE) != E_E || E_READERS(w) != 0 || (w & E_WRITER) ||
+                rqdsm_fast_readers(r, b) != 0)
+                break; /* gone, or held (a holder's end answers the recall) */
             int rc = rqdsm_wait_step(d, &wait);
             if (rc < 0)
                 return rc;

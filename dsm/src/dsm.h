@@ -17,6 +17,26 @@
  * E_WANT_R / E_WANT_W hand the grant's hold to the one thread that set it
  * (the others wait for E_PEND to clear and look again).  Each thread's own
  * open sections are thread-local (cache.c), never read by another.
+ *
+ * Fast read holds (app_mt): a read hold taken by adding to the word would
+ * make every thread that reads a block write its line (barnes: 31% of a
+ * run at 2 threads).  So a thread with a row of its own (r->rd, one
+ * counter per block, written only by that thread) takes a read hold by
+ * adding one to its counter (a seq_cst RMW), then loading the word
+ * (seq_cst): the hold stands if the block is readable and E_NOFAST is
+ * clear, else the thread takes it back (the same path as a release) and
+ * uses the word.  Whoever must know every reader (an INV or RECALL
+ * handler, a writer thread, a flush) sets E_NOFAST with a seq_cst CAS
+ * first, then loads the counters seq_cst: of a fast reader and such a
+ * checker, one sees the other (Dekker; the single total order of seq_cst
+ * operations).  A deferral is answered by whoever, holding none, finds no
+ * holder left (word count, writer, every counter): its CAS that clears
+ * the deferral bit is the only one that answers.  A fast release drops
+ * the counter (seq_cst RMW), and if the word then holds a deferral tries
+ * that.
+ * E_NOFAST clears when the block is readable again with no reader to
+ * count (a grant, a write section's end, a deferral settled).
+ *
  * The block's bytes are published by the word:
  *   - a DATA handler copies the bytes in, then its CAS (release) sets the
  *     state; the application's load of the word (acquire) that sees the
@@ -75,6 +95,8 @@ enum {
 #define E_REC_S   0x80u   /* a RECALL to shared waits */
 #define E_REC_I   0x100u  /* a RECALL to invalid waits */
 #define E_WRITER  0x200u  /* the application is in a write section */
+#define E_NOFAST  0x400u  /* fast read holds off: whoever must count the
+                             readers set it before counting (see below) */
 #define E_RD_ONE  (1u << 12)
 #define E_READERS(w) ((w) >> 12)
 
@@ -115,6 +137,8 @@ struct rqdsm_region {
     size_t              size, nblocks;
     unsigned char      *mem;      /* nblocks * block bytes (home: the master) */
     _Atomic uint32_t   *entry;    /* one word per block */
+    _Atomic uint32_t   *rd;       /* app_mt: fast read holds, rd[t * nblocks + b]
+                                     for the rank's thread t (only t writes them) */
     atomic_flag        *lock;     /* RQDSM_PROTO_SPINLOCK: one per block */
     struct dir         *dir;      /* home only */
     uint64_t           *sharers;  /* home only: words_per_block per block */
@@ -145,6 +169,8 @@ struct rqdsm {
     unsigned         block, block_shift;
     int              protocol, pdq_mode;
     int              app_mt;    /* attr.app_threads > 1: per-thread section records */
+    unsigned         app_threads;        /* attr.app_threads: rd rows per region */
+    _Atomic unsigned next_thread;        /* rows handed out to threads */
     unsigned         qid, hbase;
     unsigned         words; /* sharer bitmap words per block */
     uint32_t         next_serial;
@@ -182,6 +208,8 @@ struct rqdsm_wait {
     unsigned ran;  /* steps in a row that ran PDQ handlers and did not poll */
 };
 int  rqdsm_wait_step(rqdsm_t *d, struct rqdsm_wait *w);
+/* The fast read holds on block b of r, every thread's (cache.c). */
+uint32_t rqdsm_fast_readers(const struct rqdsm_region *r, size_t b);
 void rqdsm_lock(struct rqdsm_region *r, size_t b);
 void rqdsm_unlock(struct rqdsm_region *r, size_t b);
 

@@ -132,6 +132,7 @@ int rqdsm_init(rq_ctx_t *ctx, const rqdsm_attr_t *attr, rqdsm_t **out)
     d->protocol = a.protocol;
     d->pdq_mode = a.pdq_mode;
     d->app_mt = a.app_threads > 1;
+    d->app_threads = a.app_threads > 1 ? a.app_threads : 1;
     d->qid = a.qid;
     d->hbase = a.handler_base;
     d->words = (unsigned)((np + 63) / 64);

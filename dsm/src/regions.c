@@ -81,6 +81,7 @@ void rqdsm_region_free(struct rqdsm_region *r)
             }
     free(r->mem);
     free((void *)r->entry);
+    free((void *)r->rd);
     free(r->lock);
     free(r->dir);
     free(r->sharers);
@@ -102,6 +103,8 @@ static struct rqdsm_region *region_alloc(rqdsm_t *d, rqdsm_rid_t rid, size_t siz
     r->mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
     r->entry = calloc(r->nblocks, sizeof *r->entry);
     int ok = r->mem && r->entry;
+    if (ok && d->app_mt)
+        ok = (r->rd = calloc(r->nblocks * d->app_threads, sizeof *r->rd)) != NULL;
     if (ok && d->protocol == RQDSM_PROTO_SPINLOCK)
         ok = (r->lock = calloc(r->nblocks, sizeof *r->lock)) != NULL;
     if (ok && r->home == d->me) {
@@ -291,7 +294,7 @@ int rqdsm_unmap(rqdsm_region_t *r)
         return RQ_EINVAL;
     for (size_t b = 0; b < r->nblocks; b++) {
         uint32_t w = atomic_load_explicit(&r->entry[b], memory_order_relaxed);
-        if (E_READERS(w) != 0 || (w & E_WRITER))
+        if (E_READERS(w) != 0 || (w & E_WRITER) || rqdsm_fast_readers(r, b) != 0)
             return RQ_EINVAL;
     }
     r->maps--;

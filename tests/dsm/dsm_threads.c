@@ -6,13 +6,18 @@
  *   mixed     K random operations on 8 counters (one per block) of a
  *             region homed on rank 0 and 8 of one homed on the last rank:
  *             a write section adds one; a read section checks the value
- *             never goes back for this thread; a read of a range of
+ *             never goes back for this thread and does not change while
+ *             held (a while later, still the same); a read of a range of
  *             blocks checks each; a read nested in the thread's own write
  *             sees its own add.  Then: every add is there (no update
  *             lost), on every rank (read after the remote writes).
  *   coalesce  rank 0 writes one block (every other copy invalidated),
  *             then all T threads of every other rank read it at once:
  *             one read miss per rank (the others wait for the same grant).
+ *   hold      thread 0 of every rank but 0 reads one block for 20 ms
+ *             while rank 0's threads write it and the other threads of
+ *             the holding ranks read it: the bytes it holds never change
+ *             meanwhile (4 rounds);
  *   errors    a write inside the thread's own read of the block
  *             (RQ_EINVAL), an end of another thread's section (RQ_ERANGE),
  *             an end with no start (RQ_ERANGE); nothing changes.
@@ -25,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rq.h>
 #include <rqdsm.h>
@@ -90,10 +96,13 @@ static void phase_mixed(int t)
             EXPECT(rqdsm_end_write(reg[g], off, 8) == 0);
             atomic_fetch_add(&adds[g][c], 1);
             break;
-        case 2: /* read one: never back */
+        case 2: /* read one: never back, and held: nobody changes it meanwhile */
             EXPECT(rqdsm_start_read(reg[g], off, 8) == 0);
             EXPECT(*word(g, c) >= seen[g][c]);
             seen[g][c] = *word(g, c);
+            for (int spin = 0; spin < 200; spin++)
+                __asm__ volatile("pause");
+            EXPECT(*(volatile uint64_t *)word(g, c) == seen[g][c]);
             EXPECT(rqdsm_end_read(reg[g], off, 8) == 0);
             break;
         default: /* read them all: a range of blocks */
@@ -177,6 +186,53 @@ static void phase_errors(int t)
         EXPECT(rqdsm_end_read(reg[1], off, 8) == 0);
 }
 
+/* Thread 0 of every rank but 0 holds a read section on one block for
+ * 20 ms while every thread of rank 0 writes it and the other threads of
+ * the holding ranks read it: the writes' invalidations wait for the
+ * holders, so the held bytes never change under them (a rank that
+ * answered an invalidation while a thread read fast would let a later
+ * grant, fetched by one of its readers, overwrite the bytes it holds). */
+static void phase_hold(int t)
+{
+    const size_t off = 5 * BLOCK;
+    uint64_t v0 = 0;
+    /* First every rank gets a shared copy (the hold below is then a hit:
+     * a miss that needed another rank's copy back would wait for that
+     * rank's holder, who waits at the barrier below). */
+    if (t == 0) {
+        EXPECT(rqdsm_start_read(reg[0], off, 8) == 0);
+        EXPECT(rqdsm_end_read(reg[0], off, 8) == 0);
+    }
+    meet(t);
+    if (t == 0 && me != 0) {
+        EXPECT(rqdsm_start_read(reg[0], off, 8) == 0);
+        v0 = *word(0, 5);
+    }
+    meet(t);
+    if (me == 0) {
+        for (int i = 0; i < 5; i++) {
+            EXPECT(rqdsm_start_write(reg[0], off, 8) == 0);
+            *word(0, 5) += 1;
+            EXPECT(rqdsm_end_write(reg[0], off, 8) == 0);
+        }
+    } else if (t == 0) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        do {
+            EXPECT(*(volatile uint64_t *)word(0, 5) == v0);
+            clock_gettime(CLOCK_MONOTONIC, &b);
+        } while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 20000000L);
+        EXPECT(rqdsm_end_read(reg[0], off, 8) == 0);
+    } else {
+        for (int i = 0; i < 200; i++) {
+            EXPECT(rqdsm_start_read(reg[0], off, 8) == 0);
+            EXPECT(rqdsm_end_read(reg[0], off, 8) == 0);
+            for (int spin = 0; spin < 500; spin++)
+                __asm__ volatile("pause");
+        }
+    }
+}
+
 static void *thread_main(void *arg)
 {
     int t = (int)(intptr_t)arg;
@@ -189,6 +245,10 @@ static void *thread_main(void *arg)
     meet(t);
     phase_errors(t);
     meet(t);
+    for (int i = 0; i < 4; i++) {
+        phase_hold(t);
+        meet(t);
+    }
     return NULL;
 }
 
