@@ -44,15 +44,6 @@ static uint32_t settle(uint32_t w)
 
 #define E_DEFERRED (E_INV_DEF | E_REC_S | E_REC_I)
 
-uint32_t rqdsm_fast_readers(const struct rqdsm_region *r, size_t b)
-{
-    uint32_t n = 0;
-    if (r->rd != NULL)
-        for (unsigned t = 0; t < r->dsm->app_threads; t++)
-            n += atomic_load_explicit(&r->rd[(size_t)t * r->nblocks + b], memory_order_seq_cst);
-    return n;
-}
-
 /* A deferral is answered by whoever finds no holder left: the CAS that
  * clears its bit is the one that answers. */
 static void try_settle(rqdsm_t *d, struct rqdsm_region *r, size_t b)

@@ -208,7 +208,7 @@ struct rqdsm_wait {
     unsigned ran;  /* steps in a row that ran PDQ handlers and did not poll */
 };
 int  rqdsm_wait_step(rqdsm_t *d, struct rqdsm_wait *w);
-/* The fast read holds on block b of r, every thread's (cache.c). */
+/* The fast read holds on block b of r, every thread's (regions.c). */
 uint32_t rqdsm_fast_readers(const struct rqdsm_region *r, size_t b);
 void rqdsm_lock(struct rqdsm_region *r, size_t b);
 void rqdsm_unlock(struct rqdsm_region *r, size_t b);

@@ -288,6 +288,16 @@ int rqdsm_map(rqdsm_t *d, rqdsm_rid_t rid, rqdsm_region_t **out)
     return 0;
 }
 
+/* Seq_cst loads: a checker's CAS of E_NOFAST precedes them (dsm.h). */
+uint32_t rqdsm_fast_readers(const struct rqdsm_region *r, size_t b)
+{
+    uint32_t n = 0;
+    if (r->rd != NULL)
+        for (unsigned t = 0; t < r->dsm->app_threads; t++)
+            n += atomic_load_explicit(&r->rd[(size_t)t * r->nblocks + b], memory_order_seq_cst);
+    return n;
+}
+
 int rqdsm_unmap(rqdsm_region_t *r)
 {
     if (r == NULL || r->maps <= 0)
