@@ -32,6 +32,7 @@ int main(int argc, char **argv)
     refused(ctx, (rqdsm_attr_t){.block = 8192});
     refused(ctx, (rqdsm_attr_t){.protocol = 9});
     refused(ctx, (rqdsm_attr_t){.threads = 2000});
+    refused(ctx, (rqdsm_attr_t){.app_threads = 1025});
     refused(ctx, (rqdsm_attr_t){.pdq_mode = 7});
     refused(ctx, (rqdsm_attr_t){.qid = RQ_MAX_QUEUES});
     refused(ctx, (rqdsm_attr_t){.handler_base = RQ_MAX_HANDLERS - 1});
