@@ -796,7 +796,11 @@ RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 typedef struct rq_pdq_attr { unsigned threads; int mode; unsigned window; } rq_pdq_attr_t;
 
 /* rq_pdq_open - make queue qid (1 <= qid < RQ_MAX_QUEUES, not opened with
- * rq_queue_open, not already a PDQ) a parallel dispatch queue.
+ * rq_queue_open, not already a PDQ) a parallel dispatch queue.  Its threads
+ * are pinned one per CPU of the calling thread's allowed set, the node's
+ * ranks taking places in turn (RQ_PDQ_BIND=spread, the default; none
+ * leaves them where the caller may run; a caller allowed one CPU keeps
+ * them there).
  *   attr->threads  1..1024 threads (see the modes above);
  *   attr->mode     RQ_PDQ_DEDICATED or RQ_PDQ_MULTIPLEXED;
  *   attr->window   messages dispatch searches, 1..65536; 0 = RQ_PDQ_WINDOW

@@ -193,6 +193,7 @@ struct rq_ctx {
     uint64_t           buffer_delay_ns; /* RQ_BUFFER_DELAY_NS: a slower buffered path */
     unsigned           idle_calls;
     int                host_ranks;   /* this job's ranks on this machine */
+    int                host_index;   /* this rank's place among them, in rank order */
 
     rq_stats_t         stats;
 };

@@ -105,6 +105,7 @@ static int boot_pmix(const struct rqi_config *cfg, struct rqi_boot *b, rqi_seg_c
         return RQ_ENOMEM;
     int leader = -1, nlocal = 0, nremote = 0;
     b->host_ranks = 0;
+    b->host_index = 0;
     for (int r = 0; r < size; r++) {
         if (rqi_pmix_get(r, "rq.node", other, sizeof other, &len) != 0 || len == 0 ||
             other[len - 1] != '\0') {
@@ -113,8 +114,11 @@ static int boot_pmix(const struct rqi_config *cfg, struct rqi_boot *b, rqi_seg_c
         }
         char other_host[NODE_MAX];
         if (rqi_pmix_get(r, "rq.host", other_host, sizeof other_host, &len) == 0 && len != 0 &&
-            other_host[len - 1] == '\0' && strcmp(other_host, host) == 0)
+            other_host[len - 1] == '\0' && strcmp(other_host, host) == 0) {
             b->host_ranks++;
+            if (r < rank)
+                b->host_index++;
+        }
         if (strcmp(other, node) == 0) {
             nlocal++;
             if (leader < 0)
@@ -175,6 +179,7 @@ int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, rqi_seg_create_fn
         b->rank = (int)rank;
         b->size = (int)size;
         b->host_ranks = (int)size; /* rqrun starts every rank here */
+        b->host_index = (int)rank;
         return 0;
     }
     if (rqi_pmix_launched()) {
@@ -197,5 +202,6 @@ int rqi_boot(const struct rqi_config *cfg, struct rqi_boot *b, rqi_seg_create_fn
     b->rank = 0;
     b->size = 1;
     b->host_ranks = 1;
+    b->host_index = 0;
     return 0;
 }

@@ -20,6 +20,8 @@ struct rqi_boot {
                               owned by the caller (free) */
     int host_ranks;   /* ranks of the job on this machine (simulated nodes,
                          RQ_NODE_ID, share one): whether it is oversubscribed */
+    int host_index;   /* this rank's place among them (0 .. host_ranks - 1,
+                         in rank order): where its helper threads go */
 };
 
 /* What creates a job segment (net/shm.h: rqi_shm_create), passed in by

@@ -16,6 +16,7 @@ static const char *const np_cores[] = {"auto", "own", "shared", NULL};
 static const char *const yield_modes[] = {"auto", "never", "always", NULL};
 static const char *const pull_modes[] = {"on", "off", "refuse", NULL};
 static const char *const stream_modes[] = {"auto", "never", "always", NULL};
+static const char *const pdq_binds[] = {"spread", "none", NULL};
 
 const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_RING_BYTES] = {"RQ_RING_BYTES", 256 * KiB, 4 * KiB, 1 * GiB, 1,
@@ -83,6 +84,10 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
         "how long an idle PDQ thread looks for work before it sleeps (stuck behind busy keys: how long it sleeps between looks)", NULL},
     [RQI_CFG_PDQ_FALLBACK_US] = {"RQ_PDQ_FALLBACK_US", 200, 0, 60000000, 0,
         "multiplexed PDQ: how long messages wait for rq_pdq_help before a fallback thread runs them", NULL},
+    [RQI_CFG_PDQ_BIND] = {"RQ_PDQ_BIND", RQI_PDQ_BIND_SPREAD, 0, 1, 0,
+        "where a PDQ's threads run: spread (each on one CPU of the opening thread's allowed set, "
+        "thread i of this node's k-th rank at place k * threads + i, round the set; a set of one "
+        "CPU is left as it is), none (wherever the opening thread may run)", pdq_binds},
     [RQI_CFG_TRANSPORT] = {"RQ_TRANSPORT", RQI_TRANSPORT_AUTO, 0, 2, 0,
         "how ranks started by mpirun/srun reach each other: auto (shared memory on the same node, "
         "UCX across nodes), shm (one node only), ucx (UCX for every other rank)", transports},

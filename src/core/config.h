@@ -31,6 +31,7 @@ enum rqi_cfg_id {
     RQI_CFG_PDQ_WINDOW,
     RQI_CFG_PDQ_SPIN_US,
     RQI_CFG_PDQ_FALLBACK_US,
+    RQI_CFG_PDQ_BIND,
     RQI_CFG_TRANSPORT,
     RQI_CFG_UCX_EAGER_MAX,
     RQI_CFG_UCX_INFLIGHT,
@@ -69,6 +70,8 @@ enum { RQI_YIELD_AUTO = 0, RQI_YIELD_NEVER = 1, RQI_YIELD_ALWAYS = 2 };
 enum { RQI_STREAM_AUTO = 0, RQI_STREAM_NEVER = 1, RQI_STREAM_ALWAYS = 2 };
 /* RQ_ASYNC_PULL values: who copies a large rq_request_long_nb. */
 enum { RQI_PULL_ON = 0, RQI_PULL_OFF = 1, RQI_PULL_REFUSE = 2 };
+/* RQI_CFG_PDQ_BIND: where a PDQ's threads run (pdq/pdq.c). */
+enum { RQI_PDQ_BIND_SPREAD = 0, RQI_PDQ_BIND_NONE = 1 };
 /* RQ_TRANSPORT values: how a rank reaches a peer. */
 enum { RQI_TRANSPORT_AUTO = 0, RQI_TRANSPORT_SHM = 1, RQI_TRANSPORT_UCX = 2 };
 

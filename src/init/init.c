@@ -162,10 +162,11 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
         free(ctx);
         return RQ_EINVAL;
     }
-    struct rqi_boot b = {0, 0, -1, 0, NULL, 1};
+    struct rqi_boot b = {0, 0, -1, 0, NULL, 1, 0};
     int rc = rqi_boot(&ctx->cfg, &b, rqi_shm_create, err, sizeof err);
     ctx->pmix = b.pmix;
     ctx->host_ranks = b.host_ranks;
+    ctx->host_index = b.host_index;
     ctx->remote = b.remote;
     if (rc != 0) {
         fprintf(stderr, "librq: %s\n", err);

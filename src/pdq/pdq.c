@@ -33,7 +33,9 @@
  *   run        A thread pops its own ring, else admits from its shard,
  *              else steals from another's ring (a ready entry never waits
  *              behind a handler that blocks), else admits from the other
- *              shards; it runs the handler, then takes the key's pending
+ *              shards (another thread's shard, and the lone entry of its
+ *              ring, only once that thread stopped taking them:
+ *              owner_stalled); it runs the handler, then takes the key's pending
  *              entries (all at once) and runs them in order itself, the
  *              first entry keeping the key until none is left (the thread
  *              that finishes a key runs its next message); then frees it.
@@ -58,8 +60,9 @@
  *     list.  `bytes` (kept only under RQ_VBUF_MAX) is added to under in_lk
  *     and taken from, relaxed, by whichever thread frees an entry.
  *   shards[i].lk guards shard i's array, h, t (the intake appends nested
- *     in in_lk; admitters pop); shards[i].n mirrors the length (relaxed
- *     hint).  nbacklog counts the shards' entries (seq_cst RMWs by the
+ *     in in_lk; admitters pop); shards[i].n mirrors the length and
+ *     .popped counts admissions (relaxed hints: whether to look, whether
+ *     its owner keeps up).  nbacklog counts the shards' entries (seq_cst RMWs by the
  *     intake and admitters; read as a hint, and by the sleep protocol).
  *   admitted / started_seen: CAS and relaxed loads; a bound on how many
  *     admitted entries have not started, no data rides on them (the rings
@@ -105,6 +108,7 @@
  */
 #define _GNU_SOURCE
 #include "pdq/pdq.h"
+#include "pdq/place.h"
 #include "net/net.h"
 
 #include <errno.h>
@@ -163,6 +167,7 @@ struct pdq_bucket {
 struct pdq_shard {
     _Alignas(64) _Atomic int lk;
     _Atomic uint64_t   n;   /* entries queued: written under lk, read as a hint */
+    _Atomic uint64_t   popped; /* entries admitted from it ever: under lk, read as a hint */
     struct pdq_entry **bl;  /* circular, cap a power of two */
     uint64_t           h, t, cap;
 };
@@ -472,15 +477,70 @@ static int ring_empty(struct pdq_ring *r)
            atomic_load_explicit(&r->tail, memory_order_acquire);
 }
 
-/* A ready entry of another thread's ring. */
+/* Set when this thread found another thread's shard locked (its owner
+ * admits there): busy, not stuck. */
+static _Thread_local int admit_passed __attribute__((tls_model("initial-exec")));
+/* Set when it left another thread's work to that thread, which keeps
+ * taking it (owner_stalled); left_looks counts such looks in a row.  Past
+ * PDQ_IDLE_SPINS of them the thread is stuck, as behind a busy key: it
+ * sleeps between looks and the owner does not wake it for that work (a
+ * thread spinning beside a hot key's owner, and woken by it at every
+ * batch, made the owner's lines move at each look: 0.4-0.7x of one
+ * thread).  Sooner, it is only a full window for a moment. */
+static _Thread_local int left_to_owner __attribute__((tls_model("initial-exec")));
+static _Thread_local unsigned left_looks __attribute__((tls_model("initial-exec")));
+
+/* ---- taking another thread's work -----------------------------------------
+ * A PDQ thread with nothing of its own takes another thread's work (admits
+ * from its shard, steals the lone ready entry of its ring) only once that
+ * thread has stopped taking it itself: the shard's `popped` count, or the
+ * ring's head, has not moved for PDQ_STALL_NS (it runs a long handler, or
+ * sleeps).  Taking it while the owner keeps up moves the key's entries,
+ * bucket and data to the other core and back: a hot key of 0 ns handlers
+ * ran on both threads by turns at 0.4x of one thread.  Each thread keeps
+ * what it last saw of each (its own record, per PDQ; indices past 64
+ * share records, which only makes the look slower or quicker). */
+#define PDQ_STALL_NS 20000u
+#define PDQ_WATCH    64u
+static _Thread_local struct {
+    uint64_t gen;
+    uint64_t mark[2][PDQ_WATCH], since[2][PDQ_WATCH];
+} watch __attribute__((tls_model("initial-exec")));
+
+/* Whether another thread's shard (kind 0) or ring (kind 1) i, whose
+ * marker reads `mark` now, has not moved for PDQ_STALL_NS. */
+static int owner_stalled(const struct rq_pdq *q, int kind, unsigned i, uint64_t mark)
+{
+    if (watch.gen != q->gen) {
+        memset(&watch, 0, sizeof watch);
+        watch.gen = q->gen;
+    }
+    i %= PDQ_WATCH;
+    const uint64_t now = rqi_mono_ns();
+    if (watch.since[kind][i] == 0 || watch.mark[kind][i] != mark) {
+        watch.mark[kind][i] = mark;
+        watch.since[kind][i] = now;
+        return 0;
+    }
+    return now - watch.since[kind][i] >= PDQ_STALL_NS;
+}
+
+/* A ready entry of another thread's ring: one of two or more at once; a
+ * lone one (its key's holder, probably with more of the key behind it)
+ * once its owner stalls (it may be in a handler that waits for it). */
 static struct pdq_entry *steal(struct rq_pdq *q, const struct pdq_ring *mine)
 {
     unsigned n = q->nthreads, start = mine != NULL ? (unsigned)(mine - q->rings) + 1 : 0;
     for (unsigned i = 0; i < n; i++) {
         struct pdq_ring *r = &q->rings[(start + i) % n];
-        if (r == mine || ring_empty(r)) /* even a lone entry: its owner may be
-                                            in a handler that waits for it */
+        if (r == mine || ring_empty(r))
             continue;
+        const uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+        if (mine != NULL && PDQ_RING - ring_room(r) < 2 &&
+            !owner_stalled(q, 1, (start + i) % n, h)) {
+            left_to_owner = 1;
+            continue;
+        }
         struct pdq_entry *e = ring_pop(r);
         if (e != NULL)
             return e;
@@ -820,6 +880,8 @@ static unsigned admit_shard(struct rq_pdq *q, struct pdq_shard *sh, struct pdq_r
     window_give(q, granted - n);
     if (n != 0) {
         atomic_store_explicit(&sh->n, sh->t - sh->h, memory_order_relaxed);
+        atomic_store_explicit(&sh->popped, atomic_load_explicit(&sh->popped, memory_order_relaxed) + n,
+                              memory_order_relaxed);
         atomic_fetch_sub(&q->nbacklog, n);
     }
     return n;
@@ -831,7 +893,6 @@ static unsigned admit_shard(struct rq_pdq *q, struct pdq_shard *sh, struct pdq_r
  * *one as there.  Wakes a sleeper when this left ready work for a
  * second thread. */
 static _Thread_local unsigned help_turn __attribute__((tls_model("initial-exec")));
-static _Thread_local int admit_passed __attribute__((tls_model("initial-exec")));
 
 static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, int others, struct pdq_entry **one)
 {
@@ -852,9 +913,13 @@ static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, int others, struc
         struct pdq_shard *sh = &q->shards[(first + i) % ns];
         if (atomic_load_explicit(&sh->n, memory_order_relaxed) == 0)
             continue;
-        if (ring == NULL || !others)
+        if (ring == NULL || !others) {
             spin_lock(&sh->lk);
-        else if (atomic_exchange_explicit(&sh->lk, 1, memory_order_acquire) != 0) {
+        } else if (!owner_stalled(q, 0, (first + i) % ns,
+                                  atomic_load_explicit(&sh->popped, memory_order_relaxed))) {
+            left_to_owner = 1;
+            continue;
+        } else if (atomic_exchange_explicit(&sh->lk, 1, memory_order_acquire) != 0) {
             admit_passed = 1; /* its owner admits there: not stuck, busy */
             continue;
         }
@@ -979,6 +1044,7 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
 {
     backlog_stuck = 0;
     admit_passed = 0;
+    left_to_owner = 0;
     struct pdq_entry *e = ring != NULL ? ring_pop(ring) : NULL;
     if (e == NULL && ring != NULL) {
         admit(q, ring, 0, &e);
@@ -994,11 +1060,15 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
     if (e == NULL)
         e = seq_take(q);
     if (e == NULL) {
+        left_looks = left_to_owner ? left_looks + 1 : 0;
+        if (left_to_owner && left_looks <= PDQ_IDLE_SPINS)
+            return NULL; /* busy, not stuck, for now */
         backlog_stuck = !admit_passed &&
-                        (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 ||
+                        (left_to_owner || atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 ||
                          seq_waiting(q));
         return NULL;
     }
+    left_looks = 0;
     count_started(q, 1);
     /* About to run a handler that may take long (or wait for a later
      * message): ready work left in the ring is a sleeper's, and so is the
@@ -1533,12 +1603,27 @@ int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t
     /* From here on any thread may call into the context (sticky). */
     rqi_store_relaxed(&ctx->mt.on, 1u);
     int locked = rqi_ctx_enter(ctx);
+    /* Places after this node's earlier ranks' threads and this rank's
+     * other PDQs' (RQ_PDQ_BIND, place.h). */
+    unsigned first = (unsigned)ctx->host_index * q->nthreads;
+    for (unsigned i = 0; i < RQ_MAX_QUEUES; i++)
+        if (ctx->pdq[i] != NULL)
+            first += ctx->pdq[i]->nthreads;
     int rc = attach(ctx, q);
     rqi_ctx_leave(ctx, locked);
+    int *cpu = rc == 0 ? malloc(q->nthreads * sizeof *cpu) : NULL;
+    if (rc == 0 && cpu == NULL)
+        rc = RQ_ENOMEM;
     if (rc != 0) {
-        pdq_free(q);
+        if (ctx->pdq[qid] == q) { /* attached: close detaches */
+            atomic_fetch_sub(&q->awake, q->nthreads);
+            rq_pdq_close(q);
+        } else {
+            pdq_free(q);
+        }
         return rc;
     }
+    rqi_pdq_place((int)ctx->cfg.v[RQI_CFG_PDQ_BIND], first, q->nthreads, cpu);
     /* Signals go to the application's threads, never to ours. */
     sigset_t all, old;
     sigfillset(&all);
@@ -1549,12 +1634,27 @@ int rq_pdq_open(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t *attr, rq_pdq_t
             break;
         wa->q = q;
         wa->index = q->started_threads;
-        if (pthread_create(&q->threads[q->started_threads], NULL, worker_main, wa) != 0) {
+        /* Started on its CPU (a thread started beside its parent and moved
+         * later ran there for its first milliseconds). */
+        pthread_attr_t ta;
+        pthread_attr_init(&ta);
+        if (cpu[q->started_threads] >= 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu[q->started_threads], &one);
+            pthread_attr_setaffinity_np(&ta, sizeof one, &one);
+        }
+        int made = pthread_create(&q->threads[q->started_threads], &ta, worker_main, wa);
+        pthread_attr_destroy(&ta);
+        if (made == EINVAL && cpu[q->started_threads] >= 0) /* a CPU we may not use */
+            made = pthread_create(&q->threads[q->started_threads], NULL, worker_main, wa);
+        if (made != 0) {
             free(wa);
             break;
         }
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    free(cpu);
     if (q->started_threads < q->nthreads) {
         atomic_fetch_sub(&q->awake, q->nthreads - q->started_threads);
         rq_pdq_close(q);

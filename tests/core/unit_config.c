@@ -73,6 +73,15 @@ int main(void)
     setenv("RQ_YIELD_IDLE", "sometimes", 1);
     CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "RQ_YIELD_IDLE"));
     unsetenv("RQ_YIELD_IDLE");
+    /* RQ_PDQ_BIND: spread by default, or none, nothing else. */
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 &&
+          cfg.v[RQI_CFG_PDQ_BIND] == RQI_PDQ_BIND_SPREAD);
+    setenv("RQ_PDQ_BIND", "none", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) == 0 &&
+          cfg.v[RQI_CFG_PDQ_BIND] == RQI_PDQ_BIND_NONE);
+    setenv("RQ_PDQ_BIND", "compact", 1);
+    CHECK(rqi_config_load(&cfg, err, sizeof err) != 0 && strstr(err, "RQ_PDQ_BIND"));
+    unsetenv("RQ_PDQ_BIND");
     /* RQ_LANES: 0 (the default) gives one lane per rank on the node up to
      * 16; a number is taken as it is; never more lanes than local ranks. */
     CHECK(rqi_cfg_vars[RQI_CFG_LANES].def == 0);
