@@ -14,7 +14,11 @@
 
 enum { H_BARRIER = 199 };
 
-static volatile uint64_t arrived[2];
+/* Arrivals at the job-wide barrier, by epoch parity: added to by the
+ * handler (on whichever thread polls: with --app-threads, any of the
+ * team's), read and taken from by the thread in rqa_dsm_barrier.  Atomic:
+ * the handler and the barrier's thread are different threads. */
+static _Atomic uint64_t arrived[2];
 static uint64_t epoch;
 static int app_threads = 1;
 
@@ -23,7 +27,7 @@ static void on_arrive(rq_ctx_t *ctx, const rq_msg_t *m, void *a)
     (void)ctx;
     (void)a;
     if (m->nargs == 1)
-        arrived[m->args[0] & 1]++;
+        atomic_fetch_add_explicit(&arrived[m->args[0] & 1], 1, memory_order_release);
 }
 
 static const char *const protos[] = {"pdq", "multiplexed", "poll", "spinlock", "auto"};
@@ -191,14 +195,14 @@ int rqa_dsm_barrier(rq_ctx_t *ctx, rqdsm_t *dsm)
                 return rc;
         }
     unsigned spins = 0;
-    while (arrived[e & 1] < (uint64_t)(np - 1)) {
+    while (atomic_load_explicit(&arrived[e & 1], memory_order_acquire) < (uint64_t)(np - 1)) {
         int rc = rqdsm_poll(dsm);
         if (rc < 0)
             return rc;
         if (rc == 0)
             rqa_spin_turn(&spins);
     }
-    arrived[e & 1] -= (uint64_t)(np - 1);
+    atomic_fetch_sub_explicit(&arrived[e & 1], (uint64_t)(np - 1), memory_order_relaxed);
     return 0;
 }
 
