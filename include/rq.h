@@ -779,10 +779,10 @@ RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
  * messages with the same key never overlap and run in arrival order (per
  * source), and the queue, not the handler, does the waiting: a message
  * whose key is busy stays queued while later messages with other keys
- * go ahead, so no handler locks or busy-waits.  Dispatch searches at
- * most `window` queued messages, so its cost stays flat however long the
- * queue grows; a key busy past the window holds back only messages beyond
- * it.  Handlers are the ones registered with rq_handler_register (the
+ * go ahead, so no handler locks or busy-waits.  Dispatch goes around at
+ * most `window` queued messages of busy keys, so its cost stays flat
+ * however long the queue grows: once `window` messages wait behind busy
+ * keys, later messages wait too until one of those runs.  Handlers are the ones registered with rq_handler_register (the
  * message's `handler` id; one for an id with none is dropped and counted
  * in rq_stats().rejected); m->key holds the key.  Memory for queued
  * messages counts against RQ_VBUF_MAX when that is set. */
@@ -803,7 +803,8 @@ typedef struct rq_pdq_attr { unsigned threads; int mode; unsigned window; } rq_p
  * them there).
  *   attr->threads  1..1024 threads (see the modes above);
  *   attr->mode     RQ_PDQ_DEDICATED or RQ_PDQ_MULTIPLEXED;
- *   attr->window   messages dispatch searches, 1..65536; 0 = RQ_PDQ_WINDOW
+ *   attr->window   messages of busy keys dispatch goes around, 1..65536;
+ *                  0 = RQ_PDQ_WINDOW
  *                  when it is set, else 64 or 32 per thread, whichever
  *                  is more.
  * Messages that arrived for qid before were kept and are dispatched now.

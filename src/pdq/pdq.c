@@ -15,14 +15,16 @@
  *              ready ring while their shard is empty, and takes in no more
  *              than its ring holds (the rest waits in the lane).
  *   admission  Thread i admits from shard i (others by trylock, helpers
- *              from all), in arrival order, as many as the window grants
- *              (a reservation on `admitted`: admitted and not yet started
- *              stay under `window`), while the entries are of the open
+ *              from all), in arrival order, a batch at a time while the
+ *              window has room (`parked`, the entries waiting in pend
+ *              lists, under `window`), while the entries are of the open
  *              generation (gen: SEQUENTIAL entries arrived before them;
  *              gen_open: SEQUENTIAL entries completed).  A keyed entry
  *              whose key is free claims it in the key table and is ready;
  *              one whose key is busy is appended to the `pend` list of the
- *              entry holding the key; NOSYNC entries are ready at once.
+ *              entry holding the key if it gets a place in the window
+ *              (else it and what follows stay in the shard); NOSYNC
+ *              entries are ready at once.
  *              Ready entries go to the admitting thread's ring (a helper
  *              runs its one at once).  A run of one key's entries is
  *              appended under one hold of its bucket.
@@ -64,9 +66,10 @@
  *     .popped counts admissions (relaxed hints: whether to look, whether
  *     its owner keeps up).  nbacklog counts the shards' entries (seq_cst RMWs by the
  *     intake and admitters; read as a hint, and by the sleep protocol).
- *   admitted / started_seen: CAS and relaxed loads; a bound on how many
- *     admitted entries have not started, no data rides on them (the rings
- *     and locks publish entries).
+ *   parked: places taken by CAS below `window` (a batch at a time) before
+ *     entries are parked, given back (relaxed RMW) when a pend list is
+ *     taken to run; a bound, no data rides on it (the bucket locks
+ *     publish the pend lists).  Written only where keys are busy.
  *   intake: set and cleared, relaxed, by the thread that pumps; others
  *     read it before their trylock (a hint: the context lock decides).
  *   buckets[b].lk guards bucket b's chain (one running entry per busy key
@@ -76,7 +79,7 @@
  *     (acq_rel) after loading tail (acquire) and the slot, so a popper
  *     sees the entry as its pusher wrote it.  A slot is rewritten only
  *     after head passed it, so a stale read fails its CAS.
- *   slots[i].started / done[2]: entries started / completed by thread i
+ *   slots[i].done[2]: entries completed by thread i
  *     (PDQ threads own theirs and store; helpers share the extra slots
  *     and add).  done is stored with release after the handler returned,
  *     read with acquire by drain and by the SEQUENTIAL check, so a
@@ -142,6 +145,7 @@ struct pdq_entry {
     struct pdq_entry *next;       /* backlog, a key's pend list, free list */
     struct pdq_entry *chain;      /* bucket chain (running entries) */
     struct pdq_entry *pend, *pend_tail; /* a running entry: its key's next ones */
+    uint32_t          npend;      /* ... how many (each counted in `parked`) */
     uint64_t          key;
     void             *data;
     size_t            len;
@@ -179,7 +183,7 @@ struct pdq_ring {
 };
 
 struct pdq_slot {
-    _Alignas(64) _Atomic uint64_t started, done[2];
+    _Alignas(64) _Atomic uint64_t done[2];
 };
 
 struct rq_pdq {
@@ -199,8 +203,7 @@ struct rq_pdq {
     unsigned           nshards;
     uint64_t           limit;
 
-    _Alignas(64) _Atomic uint64_t admitted; /* the window's reservations */
-    _Atomic uint64_t   started_seen;        /* a lower bound of sum_started */
+    _Alignas(64) _Atomic uint64_t parked;   /* entries in pend lists: the window */
     _Alignas(64) _Atomic uint64_t nbacklog; /* entries in the shards */
     _Alignas(64) _Atomic int intake;        /* a PDQ thread or helper pumps */
     _Alignas(64) _Atomic uint64_t gen_open; /* SEQUENTIAL entries completed */
@@ -261,11 +264,6 @@ static void count_add(struct rq_pdq *q, _Atomic uint64_t *c, uint64_t n, memory_
         atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, mo);
     else
         atomic_fetch_add_explicit(c, n, mo);
-}
-
-static void count_started(struct rq_pdq *q, uint64_t n)
-{
-    count_add(q, &q->slots[my_slot(q)].started, n, memory_order_relaxed);
 }
 
 /* ---- locks ------------------------------------------------------------ */
@@ -343,9 +341,45 @@ static struct pdq_shard *shard_of(struct rq_pdq *q, uint64_t key)
     return &q->shards[bucket_index(key) % q->nshards];
 }
 
+/* The window: at most `window` entries wait in pend lists (behind busy
+ * keys) at once.  An entry whose key is free is ready and takes no place;
+ * one whose key is busy takes one, or, with none left, stays where it is
+ * and so does everything behind it (dispatch goes around at most `window`
+ * messages of busy keys).  Reserve up to `want` places; returns how many
+ * it got.  Only parking and unparking write `parked`: with free keys
+ * nobody does (the count of admitted entries not yet started, which every
+ * admission wrote and every full window summed over the threads' lines,
+ * made two threads of 0 ns handlers slower than one across far cores).
+ * The counter publishes no data (the bucket locks do): relaxed. */
+static unsigned park_take(struct rq_pdq *q, unsigned want)
+{
+    uint64_t p = atomic_load_explicit(&q->parked, memory_order_relaxed);
+    for (;;) {
+        if (p >= q->window)
+            return 0;
+        unsigned k = want < q->window - p ? want : (unsigned)(q->window - p);
+        if (atomic_compare_exchange_weak_explicit(&q->parked, &p, p + k, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return k;
+    }
+}
+
+static void park_give(struct rq_pdq *q, unsigned k)
+{
+    if (k != 0)
+        atomic_fetch_sub_explicit(&q->parked, k, memory_order_relaxed);
+}
+
+/* Room in the window now: admission may go on. */
+static int window_open(const struct rq_pdq *q)
+{
+    return atomic_load_explicit(&q->parked, memory_order_relaxed) < q->window;
+}
+
 /* Queue e behind r, the entry holding e's key (under the bucket's lock). */
 static void append_pending(struct pdq_entry *r, struct pdq_entry *e)
 {
+    r->npend++;
     e->next = NULL;
     if (r->pend_tail != NULL)
         r->pend_tail->next = e;
@@ -354,24 +388,35 @@ static void append_pending(struct pdq_entry *r, struct pdq_entry *e)
     r->pend_tail = e;
 }
 
-/* Claim e's key: 1 when it was free (e now holds it), 0 when it is busy:
- * e is then queued behind the entry holding the key, or, without `queue`,
- * left alone. */
+/* Park e behind holder r, taking a place in the window from *places (its
+ * reservation, refilled up to PDQ_BATCH at a time).  0, or -1: the window
+ * is full (e is left alone). */
+static int park(struct rq_pdq *q, struct pdq_entry *r, struct pdq_entry *e, unsigned *places)
+{
+    if (*places == 0 && (*places = park_take(q, PDQ_BATCH)) == 0)
+        return -1;
+    (*places)--;
+    append_pending(r, e);
+    return 0;
+}
+
+/* Claim e's key: 1 when it was free (e now holds it); when it is busy, 0
+ * with `queue` if e took a place in the window behind the entry holding
+ * the key, else -1 (e left alone). */
 static int key_claim(struct rq_pdq *q, struct pdq_entry *e, int queue)
 {
     struct pdq_bucket *b = bucket_of(q, e->key);
     spin_lock(&b->lk);
     for (struct pdq_entry *r = b->chain; r != NULL; r = r->chain)
         if (r->key == e->key) {
-            if (!queue) {
-                spin_unlock(&b->lk);
-                return 0;
-            }
-            append_pending(r, e);
+            unsigned place = 0;
+            int rc = queue ? park(q, r, e, &place) : -1;
+            park_give(q, place);
             spin_unlock(&b->lk);
-            return 0;
+            return rc;
         }
     e->pend = e->pend_tail = NULL;
+    e->npend = 0;
     e->chain = b->chain;
     b->chain = e;
     spin_unlock(&b->lk);
@@ -388,13 +433,13 @@ struct claim_hold {
 };
 
 /* key_claim with a queue, keeping the bucket locked in h for the next
- * entry of the same key. */
-static int claim_held(struct rq_pdq *q, struct claim_hold *h, struct pdq_entry *e)
+ * entry of the same key: 1 (e holds the key: ready), 0 (parked behind
+ * its holder), -1 (the key is busy and the window full: e left alone). */
+static int claim_held(struct rq_pdq *q, struct claim_hold *h, struct pdq_entry *e,
+                      unsigned *places)
 {
-    if (h->b != NULL && h->key == e->key) {
-        append_pending(h->holder, e);
-        return 0;
-    }
+    if (h->b != NULL && h->key == e->key)
+        return park(q, h->holder, e, places);
     if (h->b != NULL)
         spin_unlock(&h->b->lk);
     struct pdq_bucket *b = bucket_of(q, e->key);
@@ -403,11 +448,11 @@ static int claim_held(struct rq_pdq *q, struct claim_hold *h, struct pdq_entry *
     h->key = e->key;
     for (struct pdq_entry *r = b->chain; r != NULL; r = r->chain)
         if (r->key == e->key) {
-            append_pending(r, e);
             h->holder = r;
-            return 0;
+            return park(q, r, e, places);
         }
     e->pend = e->pend_tail = NULL;
+    e->npend = 0;
     e->chain = b->chain;
     b->chain = e;
     h->holder = e;
@@ -430,8 +475,10 @@ static struct pdq_entry *key_take_pending(struct rq_pdq *q, struct pdq_entry *r)
     struct pdq_bucket *b = bucket_of(q, r->key);
     spin_lock(&b->lk);
     struct pdq_entry *list = r->pend;
+    const uint32_t n = r->npend;
     if (list != NULL) {
         r->pend = r->pend_tail = NULL;
+        r->npend = 0;
     } else {
         struct pdq_entry **pp = &b->chain;
         while (*pp != r)
@@ -439,6 +486,7 @@ static struct pdq_entry *key_take_pending(struct rq_pdq *q, struct pdq_entry *r)
         *pp = r->chain;
     }
     spin_unlock(&b->lk);
+    park_give(q, n); /* out of the window: about to run */
     return list;
 }
 
@@ -550,14 +598,6 @@ static struct pdq_entry *steal(struct rq_pdq *q, const struct pdq_ring *mine)
 
 /* ---- counters ---------------------------------------------------------- */
 
-static uint64_t sum_started(const struct rq_pdq *q)
-{
-    uint64_t s = 0;
-    for (unsigned i = 0; i < q->nslots; i++)
-        s += atomic_load_explicit(&q->slots[i].started, memory_order_acquire);
-    return s;
-}
-
 static uint64_t sum_done(const struct rq_pdq *q, int epoch)
 {
     uint64_t s = 0;
@@ -570,49 +610,6 @@ static uint64_t sum_done(const struct rq_pdq *q, int epoch)
     return s;
 }
 
-/* Reserve up to `want` admissions in the window (admitted entries not yet
- * started stay under `window`); returns how many it granted, 0 when the
- * window is full.  The counters' slots are summed only when the cached
- * lower bound of `started` says full.  The counters publish no data (the
- * rings and locks do): relaxed. */
-static unsigned window_take(struct rq_pdq *q, unsigned want)
-{
-    uint64_t a = atomic_load_explicit(&q->admitted, memory_order_relaxed);
-    int fresh = 0;
-    for (;;) {
-        uint64_t s = atomic_load_explicit(&q->started_seen, memory_order_relaxed);
-        uint64_t busy = a > s ? a - s : 0;
-        if (busy >= q->window) {
-            if (fresh)
-                return 0;
-            uint64_t now = sum_started(q), old = s;
-            while (now > old && !atomic_compare_exchange_weak_explicit(
-                                    &q->started_seen, &old, now, memory_order_relaxed,
-                                    memory_order_relaxed))
-                ;
-            fresh = 1;
-            a = atomic_load_explicit(&q->admitted, memory_order_relaxed);
-            continue;
-        }
-        unsigned k = want < q->window - busy ? want : (unsigned)(q->window - busy);
-        if (atomic_compare_exchange_weak_explicit(&q->admitted, &a, a + k, memory_order_relaxed,
-                                                  memory_order_relaxed))
-            return k;
-    }
-}
-
-static void window_give(struct rq_pdq *q, unsigned k)
-{
-    if (k != 0)
-        atomic_fetch_sub_explicit(&q->admitted, k, memory_order_relaxed);
-}
-
-/* Room in the window now (a sleeper's last look). */
-static int window_open(struct rq_pdq *q)
-{
-    uint64_t a = atomic_load_explicit(&q->admitted, memory_order_relaxed), s = sum_started(q);
-    return a <= s || a - s < q->window;
-}
 
 /* ---- entries ------------------------------------------------------------ */
 
@@ -804,11 +801,16 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
         struct pdq_shard *sh = key == RQ_KEY_NOSYNC ? &q->shards[q->arrived_all % q->nshards]
                                                     : shard_of(q, key);
         spin_lock(&sh->lk);
+        int taken = 0; /* ready in this thread's ring, or parked behind its key */
         if (ring != NULL && sh->h == sh->t &&
             seqs == atomic_load_explicit(&q->gen_open, memory_order_relaxed) &&
-            ring_room(ring) != 0 && window_take(q, 1) != 0) {
-            if (key == RQ_KEY_NOSYNC || key_claim(q, e, 1))
+            ring_room(ring) != 0 && window_open(q)) {
+            const int c = key == RQ_KEY_NOSYNC ? 1 : key_claim(q, e, 1);
+            if (c == 1)
                 ring_push(ring, e);
+            taken = c >= 0;
+        }
+        if (taken) {
             queued = 0;
         } else if (sh_append(sh, e) != 0) {
             spin_unlock(&sh->lk);
@@ -857,17 +859,25 @@ static unsigned admit_shard(struct rq_pdq *q, struct pdq_shard *sh, struct pdq_r
 {
     const uint64_t len = sh->t - sh->h;
     const uint64_t open = atomic_load_explicit(&q->gen_open, memory_order_acquire);
-    if (len == 0 || sh_first(sh)->gen != open)
+    if (len == 0 || sh_first(sh)->gen != open || !window_open(q))
         return 0;
-    const unsigned granted = window_take(q, len < q->batch ? (unsigned)len : q->batch);
-    unsigned n = 0, ready = 0, room = ring != NULL ? ring_room(ring) : 1;
+    const unsigned want = len < q->batch ? (unsigned)len : q->batch;
+    unsigned n = 0, ready = 0, room = ring != NULL ? ring_room(ring) : 1, places = 0;
     struct claim_hold h = {NULL, NULL, 0};
     struct pdq_entry *e;
-    while (n < granted && ready < room && (e = sh_first(sh)) != NULL && e->gen == open) {
-        sh_pop(q, sh);
-        n++;
-        if (e->key != RQ_KEY_NOSYNC && !claim_held(q, &h, e))
-            continue; /* behind its key's running entry */
+    while (n < want && ready < room && (e = sh_first(sh)) != NULL && e->gen == open) {
+        if (e->key != RQ_KEY_NOSYNC) {
+            const int c = claim_held(q, &h, e, &places);
+            if (c < 0)
+                break; /* the window is full: e and what follows wait */
+            sh_pop(q, sh);
+            n++;
+            if (c == 0)
+                continue; /* behind its key's running entry */
+        } else {
+            sh_pop(q, sh);
+            n++;
+        }
         ready++;
         if (ring != NULL) {
             ring_push(ring, e);
@@ -877,7 +887,7 @@ static unsigned admit_shard(struct rq_pdq *q, struct pdq_shard *sh, struct pdq_r
         }
     }
     claim_release(&h);
-    window_give(q, granted - n);
+    park_give(q, places);
     if (n != 0) {
         atomic_store_explicit(&sh->n, sh->t - sh->h, memory_order_relaxed);
         atomic_store_explicit(&sh->popped, atomic_load_explicit(&sh->popped, memory_order_relaxed) + n,
@@ -951,7 +961,6 @@ static struct pdq_entry *seq_take(struct rq_pdq *q)
         if (q->seq_head == NULL)
             q->seq_tail = NULL;
         atomic_fetch_sub_explicit(&q->seq_queued, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&q->admitted, 1, memory_order_relaxed); /* beside the window */
     } else {
         e = NULL;
     }
@@ -1011,7 +1020,6 @@ static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *f
         while ((n = key_take_pending(q, e)) != NULL)
             while (n != NULL) {
                 struct pdq_entry *next = n->next;
-                count_add(q, &s->started, 1, memory_order_relaxed);
                 run_one(q, n, s, fb, &ran, &rejected, 0);
                 n = next;
             }
@@ -1069,7 +1077,6 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
         return NULL;
     }
     left_looks = 0;
-    count_started(q, 1);
     /* About to run a handler that may take long (or wait for a later
      * message): ready work left in the ring is a sleeper's, and so is the
      * backlog when no other thread will look at it (none awake, none
@@ -1132,15 +1139,11 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
     int ok = atomic_load_explicit(&q->seq_arrived, memory_order_relaxed) ==
              atomic_load_explicit(&q->gen_open, memory_order_relaxed);
     if (ok && m.key == RQ_KEY_NOSYNC) {
-        ok = window_take(q, 1) != 0;
+        ok = window_open(q);
     } else if (ok) {
         struct pdq_shard *sh = shard_of(q, m.key);
         spin_lock(&sh->lk);
-        ok = sh->h == sh->t && window_take(q, 1) != 0;
-        if (ok && !key_claim(q, e, 0)) {
-            window_give(q, 1);
-            ok = 0;
-        }
+        ok = sh->h == sh->t && window_open(q) && key_claim(q, e, 0) == 1;
         spin_unlock(&sh->lk);
     }
     if (ok) {
@@ -1170,7 +1173,6 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
     atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
     rqi_mt_unlock(&ctx->mt);
     pumping = NULL; /* what the handler's sends take in wakes as usual */
-    count_started(q, 1);
     run_chain(q, e, fb);
     light = !lanes_busy(ctx);
     return 1;
@@ -1449,8 +1451,7 @@ static void *worker_main(void *arg)
     /* What this thread still holds ready runs before it leaves (close runs
      * the backlog itself, with every thread gone). */
     for (struct pdq_entry *e; (e = ring_pop(ring)) != NULL;) {
-        count_started(q, 1);
-        run_chain(q, e, &fb);
+            run_chain(q, e, &fb);
     }
     fb_flush(q, &fb);
     return NULL;
