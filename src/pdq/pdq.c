@@ -132,8 +132,8 @@
 #define PDQ_SMALL_BYTES  256u  /* entries up to this size are recycled ... */
 #define PDQ_TINY_BYTES   128u  /* ... those up to this size in records of it */
 #define PDQ_FREE_MAX     65536u /* recycled entries an idle PDQ keeps (16 MiB) */
-#define PDQ_FREE_BATCH   32u   /* entries a thread frees at once */
-#define PDQ_BATCH        16u   /* entries admitted at once */
+#define PDQ_FREE_BATCH   128u  /* entries a thread frees at once */
+#define PDQ_BATCH        32u   /* entries admitted at once */
 #define PDQ_WINDOW_PER_THREAD 32u /* the least default window, per thread */
 #define PDQ_RING         64u   /* a thread's ready ring (power of two) */
 #define PDQ_BUCKETS      1024u /* key table buckets, a lock and a line each */
@@ -1568,10 +1568,11 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
     q->spin_ns = ctx->cfg.v[RQI_CFG_PDQ_SPIN_US] * 1000u;
     q->fallback_ns = ctx->cfg.v[RQI_CFG_PDQ_FALLBACK_US] * 1000u;
     q->limit = ctx->vb.limit;
-    /* A thread admits its share of the window at a time (all of it would
-     * leave the others only stealing), up to PDQ_BATCH. */
-    unsigned share = q->window / (2u * attr->threads);
-    q->batch = share < 1 ? 1 : share > PDQ_BATCH ? PDQ_BATCH : share;
+    /* A thread admits PDQ_BATCH at a time from its shard (the window
+     * bounds only what waits behind busy keys, so it no longer sets the
+     * batch: with 16 a batch, two threads of 0 ns handlers wrote the
+     * backlog's shared counters every 16 messages). */
+    q->batch = PDQ_BATCH;
     q->nshards = attr->threads;
     q->threads = calloc(attr->threads, sizeof *q->threads);
     q->buckets = aligned_alloc(64, PDQ_BUCKETS * sizeof *q->buckets);
