@@ -89,6 +89,8 @@ struct rqi_vni_area {
     _Alignas(RQI_CACHELINE) _Atomic uint32_t intr_mode; /* RQ_INTR_*; read by senders */
     _Alignas(RQI_CACHELINE) _Atomic uint64_t pdq_idle;  /* bit q: qid q's PDQ threads all
                                                            sleep; senders ring RQI_BELL_PDQ */
+    _Atomic uint64_t pdq_rung;                          /* bit q: a sender rang for that sleep
+                                                           (cleared as the next one arms) */
     /* Overflow control's STOP (src/vni/overflow.c): how many ranks of the
      * job are in overflow.  Every member adds 1 here for every other rank
      * (a plain atomic on this node, a UCP atomic from another: the area is

@@ -101,7 +101,10 @@
  *     loads the lanes' tails and heads.  One of the two sees the other,
  *     so either the sender or the sleeper rings RQI_BELL_PDQ and the
  *     progress thread wakes a PDQ thread (rqi_pdq_wake), which takes the
- *     packet in.  A thread stuck behind busy keys or a SEQUENTIAL entry
+ *     packet in.  area->pdq_rung bit qid: one sender rings per sleep, the
+ *     one whose RMW sets it; the sleeper clears it after setting its idle
+ *     bit and before it looks at the lanes (vni.c, rqi_vni_pdq_sent, has
+ *     why no wake-up is lost).  A thread stuck behind busy keys or a SEQUENTIAL entry
  *     sleeps with a deadline (RQ_PDQ_SPIN_US) and counts among
  *     `sleepers`: pushes wake it too.
  *
@@ -1263,10 +1266,20 @@ static _Atomic uint64_t *idle_word(struct rq_pdq *q)
     return &rqi_shm_area(&q->ctx->shm, (uint32_t)q->ctx->rank)->vni.pdq_idle;
 }
 
-/* The last awake thread arms the doorbell before it sleeps. */
+static _Atomic uint64_t *rung_word(struct rq_pdq *q)
+{
+    return &rqi_shm_area(&q->ctx->shm, (uint32_t)q->ctx->rank)->vni.pdq_rung;
+}
+
+/* The last awake thread arms the doorbell before it sleeps: the bit, then
+ * a fresh `rung` (one sender rings per sleep: rqi_vni_pdq_sent).  In this
+ * order, whoever sets `rung` after it is cleared rings after the bit is
+ * set, so the progress thread finds the bit (cleared first, a sender's
+ * ring could be taken, and find no bit, before the bit was set). */
 static void sleep_arm(struct rq_pdq *q)
 {
     atomic_fetch_or(idle_word(q), 1ull << q->qid);
+    atomic_fetch_and(rung_word(q), ~(1ull << q->qid));
     /* Packets published before the bit was visible: have them taken in.
      * Other nodes' packets cannot ring: have the network armed instead. */
     if (lanes_busy(q->ctx))
@@ -1815,6 +1828,7 @@ static void close_body(struct rq_pdq *q)
     ctx->pdq[q->qid] = NULL;
     rqi_ctx_leave(ctx, locked);
     atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
+    atomic_fetch_and(rung_word(q), ~(1ull << q->qid));
     /* What came in between the drain and the detach runs here, in order
      * (one thread: each entry's key's successors run right after it). */
     struct freeb fb = {.n = 0};

@@ -233,9 +233,21 @@ int rq_interrupts(rq_ctx_t *ctx, int mode)
 void rqi_vni_pdq_sent(rq_ctx_t *ctx, int dst, unsigned qid)
 {
     /* The sender's half of the pdq_idle Dekker pair (pdq/pdq.c, at the
-     * top). */
+     * top).  One sender rings per sleep, the one that sets `rung`: while
+     * the woken thread was on its way up every send rang, and each ring
+     * that found the progress thread asleep again woke it on the CPU the
+     * PDQ thread needed (a one-thread PDQ under a stream: thousands of
+     * futex calls a run, half its rate).  The sleeper sets its bit, then
+     * clears `rung`, then looks at the lanes: a sender that finds `rung`
+     * set found it set after that clear by one that then rang, and that
+     * ring is taken after the bit was set, so it wakes the sleeper; a
+     * sender whose `rung` the clear undid published before the look at
+     * the lanes, which finds its packet (the sleeper then rings itself). */
     rqi_full_fence();
-    _Atomic uint64_t *w = &rqi_shm_area(&ctx->shm, (uint32_t)dst)->vni.pdq_idle;
-    if (qid < 64 && (rqi_load_relaxed(w) & (1ull << qid)) != 0)
+    struct rqi_vni_area *a = &rqi_shm_area(&ctx->shm, (uint32_t)dst)->vni;
+    const uint64_t bit = 1ull << (qid & 63);
+    if (qid < 64 && (rqi_load_relaxed(&a->pdq_idle) & bit) != 0 &&
+        (rqi_load_relaxed(&a->pdq_rung) & bit) == 0 &&
+        (atomic_fetch_or(&a->pdq_rung, bit) & bit) == 0)
         rqi_vni_ring(ctx, dst, RQI_BELL_PDQ);
 }
