@@ -18,6 +18,7 @@
 #include <rqdsm.h>
 
 #include "check.h"
+#include "dsm_org.h"
 
 enum { H_WORK = 3, COUNTERS = 4, BLOCK = 64 };
 
@@ -64,14 +65,7 @@ int main(int argc, char **argv)
     CHECK(argc >= 2);
     uint64_t k = argc > 2 ? strtoull(argv[2], NULL, 10) : 100;
     rqdsm_attr_t a = {.block = BLOCK, .threads = 2};
-    if (strcmp(argv[1], "multiplexed") == 0)
-        a.pdq_mode = RQ_PDQ_MULTIPLEXED;
-    else if (strcmp(argv[1], "poll") == 0)
-        a.protocol = RQDSM_PROTO_POLL;
-    else if (strcmp(argv[1], "spinlock") == 0)
-        a.protocol = RQDSM_PROTO_SPINLOCK;
-    else
-        CHECK(strcmp(argv[1], "pdq") == 0);
+    CHECK_EQ(dsm_org_set(&a, argv[1]), 0);
     CHECK_EQ(rq_handler_register(ctx, H_WORK, on_work, NULL, RQ_HF_PROMOTE), 0);
     rqdsm_t *dsm;
     CHECK_EQ(rqdsm_init(ctx, &a, &dsm), 0);

@@ -21,6 +21,7 @@
 #include <rqdsm.h>
 
 #include "check.h"
+#include "dsm_org.h"
 
 struct rec {
     uint64_t version;
@@ -72,16 +73,7 @@ int main(int argc, char **argv)
         return 2;
     }
     rqdsm_attr_t a = {0};
-    if (strcmp(argv[1], "pdq") == 0) {
-        a.protocol = RQDSM_PROTO_PDQ;
-    } else if (strcmp(argv[1], "multiplexed") == 0) {
-        a.protocol = RQDSM_PROTO_PDQ;
-        a.pdq_mode = RQ_PDQ_MULTIPLEXED;
-    } else if (strcmp(argv[1], "poll") == 0) {
-        a.protocol = RQDSM_PROTO_POLL;
-    } else if (strcmp(argv[1], "spinlock") == 0) {
-        a.protocol = RQDSM_PROTO_SPINLOCK;
-    } else {
+    if (dsm_org_set(&a, argv[1]) != 0) {
         fprintf(stderr, "unknown protocol %s\n", argv[1]);
         return 2;
     }

@@ -36,6 +36,7 @@
 #include <rqdsm.h>
 
 #include "check.h"
+#include "dsm_org.h"
 
 enum { COUNTERS = 8, BLOCK = 64, MAX_T = 16 };
 
@@ -262,14 +263,7 @@ int main(int argc, char **argv)
     k = strtoull(argv[3], NULL, 10);
     CHECK(nthreads >= 2 && nthreads <= MAX_T);
     rqdsm_attr_t a = {.block = BLOCK, .threads = 2, .app_threads = (unsigned)nthreads};
-    if (strcmp(argv[1], "multiplexed") == 0)
-        a.pdq_mode = RQ_PDQ_MULTIPLEXED;
-    else if (strcmp(argv[1], "poll") == 0)
-        a.protocol = RQDSM_PROTO_POLL;
-    else if (strcmp(argv[1], "spinlock") == 0)
-        a.protocol = RQDSM_PROTO_SPINLOCK;
-    else
-        CHECK(strcmp(argv[1], "pdq") == 0);
+    CHECK_EQ(dsm_org_set(&a, argv[1]), 0);
     CHECK_EQ(rqdsm_init(ctx, &a, &dsm), 0);
     rqdsm_rid_t rid[2] = {0, 0};
     if (me == 0)
