@@ -136,7 +136,10 @@
 #define PDQ_TINY_BYTES   128u  /* ... those up to this size in records of it */
 #define PDQ_FREE_MAX     65536u /* recycled entries an idle PDQ keeps (16 MiB) */
 #define PDQ_FREE_BATCH   128u  /* entries a thread frees at once */
-#define PDQ_BATCH        32u   /* entries admitted at once */
+#define PDQ_BATCH        32u   /* entries a thread admits at once, whatever the window (which
+                                  bounds only what waits behind busy keys): at 16, two
+                                  threads of 0 ns handlers wrote the backlog's shared
+                                  counters every 16 messages */
 #define PDQ_WINDOW_PER_THREAD 32u /* the least default window, per thread */
 #define PDQ_RING         64u   /* a thread's ready ring (power of two) */
 #define PDQ_BUCKETS      1024u /* key table buckets, a lock and a line each */
@@ -195,7 +198,7 @@ struct pdq_slot {
 
 struct rq_pdq {
     rq_ctx_t        *ctx;
-    unsigned         qid, nthreads, nslots, window, batch;
+    unsigned         qid, nthreads, nslots, window;
     int              mode;
     uint64_t         spin_ns, fallback_ns, gen;
     pthread_t       *threads;
@@ -879,7 +882,7 @@ static unsigned admit_shard(struct rq_pdq *q, struct pdq_shard *sh, struct pdq_r
     const uint64_t open = atomic_load_explicit(&q->gen_open, memory_order_acquire);
     if (len == 0 || sh_first(sh)->gen != open || !window_open(q))
         return 0;
-    const unsigned want = len < q->batch ? (unsigned)len : q->batch;
+    const unsigned want = len < PDQ_BATCH ? (unsigned)len : PDQ_BATCH;
     unsigned n = 0, ready = 0, room = ring != NULL ? ring_room(ring) : 1, places = 0;
     struct claim_hold h = {NULL, NULL, 0};
     struct pdq_entry *e;
@@ -1581,11 +1584,6 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
     q->spin_ns = ctx->cfg.v[RQI_CFG_PDQ_SPIN_US] * 1000u;
     q->fallback_ns = ctx->cfg.v[RQI_CFG_PDQ_FALLBACK_US] * 1000u;
     q->limit = ctx->vb.limit;
-    /* A thread admits PDQ_BATCH at a time from its shard (the window
-     * bounds only what waits behind busy keys, so it no longer sets the
-     * batch: with 16 a batch, two threads of 0 ns handlers wrote the
-     * backlog's shared counters every 16 messages). */
-    q->batch = PDQ_BATCH;
     q->nshards = attr->threads;
     q->threads = calloc(attr->threads, sizeof *q->threads);
     q->buckets = aligned_alloc(64, PDQ_BUCKETS * sizeof *q->buckets);
