@@ -419,9 +419,9 @@ static int key_claim(struct rq_pdq *q, struct pdq_entry *e, int queue)
     spin_lock(&b->lk);
     for (struct pdq_entry *r = b->chain; r != NULL; r = r->chain)
         if (r->key == e->key) {
-            unsigned place = 0;
-            int rc = queue ? park(q, r, e, &place) : -1;
-            park_give(q, place);
+            const int rc = queue && park_take(q, 1) == 1 ? 0 : -1; /* one place */
+            if (rc == 0)
+                append_pending(r, e);
             spin_unlock(&b->lk);
             return rc;
         }
