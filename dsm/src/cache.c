@@ -223,15 +223,15 @@ static int range(struct rqdsm_region *r, size_t off, size_t len, size_t *b0, siz
             if (rc < 0)
                 return rc;
         }
-    } else if (r->dsm->pdq_mode == RQ_PDQ_MULTIPLEXED && !r->dsm->app_mt &&
-               ++poll_calls % 16 == 0) {
-        /* Multiplexed with one application thread: it is the node's only
-         * processor, so it serves now and then while busy, not only when
-         * idle (else a request waits for a miss here, a barrier, or the
-         * fallback thread's RQ_PDQ_FALLBACK_US): on 2 ranks, barnes
-         * 115.8 -> 90.8 ms, lu 104.0 -> 92.4, water 21.4 -> 19.7.  Several
-         * threads doing so fought over the intake (barnes 1 x 2 108 -> 273
-         * ms): they serve when idle. */
+    } else if (r->dsm->pdq_mode == RQ_PDQ_MULTIPLEXED &&
+               ++poll_calls % (r->dsm->app_mt ? 64u : 16u) == 0) {
+        /* Multiplexed: the node's processors are its application threads,
+         * so they serve now and then while busy, not only when idle (else
+         * a request waits for a miss here, a barrier, or the fallback
+         * thread's RQ_PDQ_FALLBACK_US): on 2 ranks, barnes 115.8 -> 90.8
+         * ms, lu 104.0 -> 92.4, water 21.4 -> 19.7.  Several threads do
+         * it one call in 64, as under poll: on every 16th they fought
+         * over the intake (barnes 1 x 2 108 -> 273 ms). */
         int rc = rq_pdq_help(r->dsm->pdq, 16);
         if (rc < 0)
             return rc;

@@ -84,8 +84,11 @@
  *     and add).  done is stored with release after the handler returned,
  *     read with acquire by drain and by the SEQUENTIAL check, so a
  *     drainer or a SEQUENTIAL handler sees the handlers' effects.
- *   last_help_ns  stored relaxed by helpers, read relaxed by PDQ threads
- *     (when to fall back, when to sleep): a heuristic clock.
+ *   last_help_ns  stored relaxed by helpers once it is stale by
+ *     help_stamp_ns (1/16 of the spin and fallback times, at most 2 us:
+ *     what RQ_PDQ_FALLBACK_US promises holds to 2 us), read relaxed by
+ *     PDQ threads (when to fall back, when to sleep): a heuristic clock,
+ *     alone on its line.
  *   Sleep (mu/work): a sleeper takes mu, adds itself to `sleepers`
  *     (seq_cst), then looks for work (an admissible shard, a runnable
  *     SEQUENTIAL entry, a ring not empty) and waits on `work` only if
@@ -136,6 +139,7 @@
 #define PDQ_TINY_BYTES   128u  /* ... those up to this size in records of it */
 #define PDQ_FREE_MAX     65536u /* recycled entries an idle PDQ keeps (16 MiB) */
 #define PDQ_FREE_BATCH   128u  /* entries a thread frees at once */
+#define PDQ_HELP_STAMP_MAX_NS 2000u /* a helper's time stamp is at most this stale */
 #define PDQ_BATCH        32u   /* entries a thread admits at once, whatever the window (which
                                   bounds only what waits behind busy keys): at 16, two
                                   threads of 0 ns handlers wrote the backlog's shared
@@ -204,7 +208,12 @@ struct rq_pdq {
     pthread_t       *threads;
     unsigned         started_threads;
     _Atomic int      stop;
-    _Atomic uint64_t last_help_ns;
+    uint64_t         help_stamp_ns; /* how stale last_help_ns may be: 1/16 of
+                                       the times read against it, <= 2 us */
+    /* Own line: helpers write it, and the fields above are read by every
+     * thread per message. */
+    _Alignas(64) _Atomic uint64_t last_help_ns;
+    char             help_pad[56];
     struct pdq_bucket *buckets;
     struct pdq_ring   *rings; /* one per PDQ thread */
     struct pdq_slot   *slots; /* PDQ threads', then PDQ_EXTRA_SLOTS shared */
@@ -1583,6 +1592,9 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
         q->window = PDQ_WINDOW_PER_THREAD * attr->threads;
     q->spin_ns = ctx->cfg.v[RQI_CFG_PDQ_SPIN_US] * 1000u;
     q->fallback_ns = ctx->cfg.v[RQI_CFG_PDQ_FALLBACK_US] * 1000u;
+    q->help_stamp_ns = (q->fallback_ns < q->spin_ns ? q->fallback_ns : q->spin_ns) / 16u;
+    if (q->help_stamp_ns > PDQ_HELP_STAMP_MAX_NS)
+        q->help_stamp_ns = PDQ_HELP_STAMP_MAX_NS;
     q->limit = ctx->vb.limit;
     q->nshards = attr->threads;
     q->threads = calloc(attr->threads, sizeof *q->threads);
@@ -1752,7 +1764,12 @@ int rq_pdq_help(rq_pdq_t *pdq, unsigned max)
         return RQ_EINVAL;
     if (rqi_in_handler(pdq->ctx) || rqi_vni_on_progress)
         return RQ_EPERM;
-    rqi_store_relaxed(&pdq->last_help_ns, rqi_mono_ns());
+    /* Stored only once stale by 1/16 of the times read against it: each
+     * wait step of every helper stored it, and the line went round the
+     * rank's waiting threads and the fallback thread at every step. */
+    const uint64_t now = rqi_mono_ns();
+    if (now - rqi_load_relaxed(&pdq->last_help_ns) >= pdq->help_stamp_ns)
+        rqi_store_relaxed(&pdq->last_help_ns, now);
     if (max == 0)
         return 0;
     return help_run(pdq, max);
