@@ -249,8 +249,6 @@ struct rq_pdq {
 /* The PDQ whose thread (a PDQ thread or a helper) is taking packets in to
  * run them itself: its pushes need not wake a sleeper (pump_for). */
 static _Thread_local struct rq_pdq *pumping __attribute__((tls_model("initial-exec")));
-/* Entries the current pump parked behind keys that other entries hold. */
-static _Thread_local unsigned pumped_parked __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's counter slot and ring in a PDQ (PDQ threads: their
  * own; others: a shared slot, no ring). */
@@ -841,7 +839,6 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
             const int c = key == RQ_KEY_NOSYNC ? 1 : key_claim(q, e, 1);
             if (c == 1)
                 ring_push(ring, e);
-            pumped_parked += c == 0;
             taken = c >= 0;
         }
         if (taken) {
@@ -1269,7 +1266,6 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
 static unsigned pump_for(struct rq_pdq *q, int *direct, struct freeb *fb)
 {
     pumping = q;
-    pumped_parked = 0;
     unsigned n = pump(q, direct, fb);
     pumping = NULL;
     return n;
@@ -1409,11 +1405,6 @@ struct worker_arg {
     unsigned       index;
 };
 
-/* Pumps in a row that only parked what they took in behind keys that
- * other threads hold, after which a thread stops taking packets in for a
- * while (stuck: it sleeps between looks). */
-#define PDQ_FED_PUMPS 8u
-
 static void *worker_main(void *arg)
 {
     struct rq_pdq *q = ((struct worker_arg *)arg)->q;
@@ -1428,7 +1419,7 @@ static void *worker_main(void *arg)
     struct pdq_ring *ring = &q->rings[me.slot];
     struct freeb fb = {.n = 0};
     uint64_t idle_since = 0;
-    unsigned spins = 0, fed_pumps = 0;
+    unsigned spins = 0;
     while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
         uint64_t helped = help_deadline(q);
         if (helped != 0 && ring_empty(ring)) {
@@ -1441,26 +1432,17 @@ static void *worker_main(void *arg)
             run_chain(q, e, &fb);
             idle_since = 0;
             spins = 0;
-            fed_pumps = 0;
             continue;
         }
         /* With a backlog, the intake takes in nothing of q's (pump). */
-        int stuck = backlog_stuck;
+        const int stuck = backlog_stuck;
         int direct = 0;
         unsigned got = stuck ? 0 : pump_for(q, &direct, &fb);
-        const int fed = got != 0 && !direct && pumped_parked == got;
-        if (got != 0 && (!fed || ++fed_pumps <= PDQ_FED_PUMPS)) {
-            if (!fed)
-                fed_pumps = 0;
+        if (got != 0) {
             idle_since = 0;
             spins = 0;
             continue;
         }
-        /* Pump after pump, all it took in waited behind keys that other
-         * threads hold (a hot key): it only moved their keys' lines and
-         * the intake's to this core and back.  Stuck: the holders take
-         * their keys' messages in themselves between runs. */
-        stuck |= got != 0;
         uint64_t now = rqi_mono_ns();
         if (idle_since == 0) {
             idle_since = now;
