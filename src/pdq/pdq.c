@@ -37,9 +37,7 @@
  *              behind a handler that blocks), else admits from the other
  *              shards (another thread's shard, and the lone entry of its
  *              ring, only once that thread stopped taking them:
- *              owner_stalled; from a shard of PDQ_BEHIND entries or more
- *              at any time, but only entries of free keys, and not a run
- *              of one key); it runs the handler, then takes the key's pending
+ *              owner_stalled); it runs the handler, then takes the key's pending
  *              entries (all at once) and runs them in order itself, the
  *              first entry keeping the key until none is left (the thread
  *              that finishes a key runs its next message); then frees it.
@@ -455,10 +453,9 @@ struct claim_hold {
 
 /* key_claim with a queue, keeping the bucket locked in h for the next
  * entry of the same key: 1 (e holds the key: ready), 0 (parked behind
- * its holder), -1 (the key is busy and the window full: e left alone),
- * -2 (without may_park: another entry holds the key; e left alone). */
+ * its holder), -1 (the key is busy and the window full: e left alone). */
 static int claim_held(struct rq_pdq *q, struct claim_hold *h, struct pdq_entry *e,
-                      unsigned *places, int may_park)
+                      unsigned *places)
 {
     if (h->b != NULL && h->key == e->key)
         return park(q, h->holder, e, places);
@@ -470,8 +467,6 @@ static int claim_held(struct rq_pdq *q, struct claim_hold *h, struct pdq_entry *
     h->key = e->key;
     for (struct pdq_entry *r = b->chain; r != NULL; r = r->chain)
         if (r->key == e->key) {
-            if (!may_park)
-                return -2;
             h->holder = r;
             return park(q, r, e, places);
         }
@@ -573,11 +568,6 @@ static _Thread_local unsigned left_looks __attribute__((tls_model("initial-exec"
  * what it last saw of each (its own record, per PDQ; indices past 64
  * share records, which only makes the look slower or quicker). */
 #define PDQ_STALL_NS 20000u
-/* ... or its shard holds this many entries (it is behind: a thread with
- * nothing takes a batch of free keys from it, whatever its progress; a
- * thread sharing its CPU made the drain wait for its shard alone: 16
- * threads at half the rate of 16 unshared). */
-#define PDQ_BEHIND   (4u * PDQ_BATCH)
 #define PDQ_WATCH    64u
 static _Thread_local struct {
     uint64_t gen;
@@ -895,7 +885,7 @@ int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
  * to ring (at most its room), or, with no ring, the first ready one is
  * returned to run at once (*one).  Returns entries admitted. */
 static unsigned admit_shard(struct rq_pdq *q, struct pdq_shard *sh, struct pdq_ring *ring,
-                            struct pdq_entry **one, int may_park)
+                            struct pdq_entry **one)
 {
     const uint64_t len = sh->t - sh->h;
     const uint64_t open = atomic_load_explicit(&q->gen_open, memory_order_acquire);
@@ -906,16 +896,10 @@ static unsigned admit_shard(struct rq_pdq *q, struct pdq_shard *sh, struct pdq_r
     struct claim_hold h = {NULL, NULL, 0};
     struct pdq_entry *e;
     while (n < want && ready < room && (e = sh_first(sh)) != NULL && e->gen == open) {
-        /* A helper leaves a run of one key (a hot key) to the owner: taken
-         * while free for a moment, the key went back and forth. */
-        if (!may_park && e->key != RQ_KEY_NOSYNC && sh->t - sh->h >= 2 &&
-            sh->bl[(sh->h + 1) & (sh->cap - 1)]->key == e->key)
-            break;
         if (e->key != RQ_KEY_NOSYNC) {
-            const int c = claim_held(q, &h, e, &places, may_park);
+            const int c = claim_held(q, &h, e, &places);
             if (c < 0)
-                break; /* the window is full, or a helper met a busy key:
-                          e and what follows wait */
+                break; /* the window is full: e and what follows wait */
             sh_pop(q, sh);
             n++;
             if (c == 0)
@@ -967,31 +951,20 @@ static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, int others, struc
     }
     for (unsigned i = 0; i < count && n == 0; i++) {
         struct pdq_shard *sh = &q->shards[(first + i) % ns];
-        const uint64_t len = atomic_load_explicit(&sh->n, memory_order_relaxed);
-        if (len == 0)
+        if (atomic_load_explicit(&sh->n, memory_order_relaxed) == 0)
             continue;
-        int may_park = 1;
         if (ring == NULL || !others) {
             spin_lock(&sh->lk);
         } else if (!owner_stalled(q, 0, (first + i) % ns,
-                                  atomic_load_explicit(&sh->popped, memory_order_relaxed)) &&
-                   len < PDQ_BEHIND) {
+                                  atomic_load_explicit(&sh->popped, memory_order_relaxed))) {
             left_to_owner = 1;
             continue;
         } else if (atomic_exchange_explicit(&sh->lk, 1, memory_order_acquire) != 0) {
             admit_passed = 1; /* its owner admits there: not stuck, busy */
             continue;
-        } else {
-            /* A long shard whose owner keeps taking from it: help with
-             * the entries of free keys only (parking behind the owner's
-             * keys would move them here and back). */
-            may_park = owner_stalled(q, 0, (first + i) % ns,
-                                     atomic_load_explicit(&sh->popped, memory_order_relaxed));
         }
-        n = admit_shard(q, sh, ring, one, may_park);
+        n = admit_shard(q, sh, ring, one);
         spin_unlock(&sh->lk);
-        if (n == 0 && !may_park)
-            left_to_owner = 1; /* only busy keys at its head: the owner's */
     }
     /* Ready work for a second thread; what stays in the shard (behind
      * busy keys, or beyond this batch) this thread admits itself next. */
