@@ -137,7 +137,9 @@ int rqdsm_local_inv(rqdsm_t *d, struct rqdsm_region *r, size_t b)
         now = (w & E_STATE) != E_S || (E_READERS(w) == 0 && fast == 0);
         nw = now ? ((w & E_STATE) == E_S ? (w & ~E_STATE) | E_I : w) & ~E_NOFAST
                  : w | E_INV_DEF;
-    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+        /* seq_cst: a fast reader's drop, then its look at the word, and
+         * this CAS, then try_settle's look at the counters (Dekker). */
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_seq_cst,
                                                     memory_order_relaxed));
     if (!now) {
         STAT(d, deferred);
@@ -175,8 +177,8 @@ int rqdsm_local_recall(rqdsm_t *d, struct rqdsm_region *r, size_t b, unsigned ki
         const uint32_t fast = count_fast(r, b, &w);
         now = E_READERS(w) == 0 && !(w & E_WRITER) && fast == 0;
         nw = now ? (w & ~(E_STATE | E_NOFAST)) | kind : w | (kind == E_S ? E_REC_S : E_REC_I);
-    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
-                                                    memory_order_relaxed));
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_seq_cst,
+                                                    memory_order_relaxed)); /* as in local_inv */
     if (!now) {
         STAT(d, deferred);
         try_settle(d, r, b);
@@ -502,7 +504,14 @@ int rqdsm_start_read(rqdsm_region_t *r, size_t off, size_t len)
     return 0;
 }
 
-/* Drop one read hold; answer a deferral if it was the last holder. */
+/* Drop one read hold; answer a deferral if it was the last holder.  The
+ * fast holds counted before the CAS may end before it: such a reader's
+ * seq_cst drop, then its look at the word, still saw this hold and left
+ * the deferral to it, and a CAS that stood on that count answered
+ * nobody (the home waited for the ack for ever: dsm_threads hung about
+ * once in 150 runs beside other load).  So after a seq_cst CAS that left
+ * no word holder with a deferral, look at the counters again
+ * (try_settle): of that reader and this thread one sees the other. */
 static void release_read(rqdsm_t *d, struct rqdsm_region *r, size_t b)
 {
     _Atomic uint32_t *e = &r->entry[b];
@@ -514,10 +523,12 @@ static void release_read(rqdsm_t *d, struct rqdsm_region *r, size_t b)
                   rqdsm_fast_readers(r, b) == 0;
         if (settled)
             nw = settle(nw);
-    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_seq_cst,
                                                     memory_order_relaxed));
     if (settled)
         answer_deferred(d, r, b, w);
+    else if (E_READERS(nw) == 0 && !(nw & E_WRITER) && (nw & E_DEFERRED))
+        try_settle(d, r, b);
 }
 
 int rqdsm_end_read(rqdsm_region_t *r, size_t off, size_t len)

@@ -33,7 +33,11 @@
  * holder left (word count, writer, every counter): its CAS that clears
  * the deferral bit is the only one that answers.  A fast release drops
  * the counter (seq_cst RMW), and if the word then holds a deferral tries
- * that.
+ * that; a word release drops its count (seq_cst CAS) and, if no word
+ * holder is left beside a deferral, loads the counters again after it
+ * (a count taken before its CAS may miss a fast reader that left
+ * meanwhile and saw this hold still there); the CAS that defers (INV,
+ * RECALL) is seq_cst too, before its own look at the counters.
  * E_NOFAST clears when the block is readable again with no reader to
  * count (a grant, a write section's end, a deferral settled).
  *
