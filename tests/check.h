@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define CHECK(cond)                                                                  \
     do {                                                                             \
@@ -44,5 +45,16 @@ static inline unsigned long long payload_fnv(const unsigned char *p, size_t len)
         h = (h ^ p[i]) * 1099511628211ull;
     return h;
 }
+
+#ifdef CLOCK_MONOTONIC /* POSIX: a test that defines _GNU_SOURCE or _POSIX_C_SOURCE */
+/* Seconds on the monotonic clock: deadlines in tests that wait (never a
+ * timing assertion). */
+static inline double check_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+#endif
 
 #endif
