@@ -83,7 +83,8 @@
  *     (PDQ threads own theirs and store; helpers share the extra slots
  *     and add).  done is stored with release after the handler returned,
  *     read with acquire by drain and by the SEQUENTIAL check, so a
- *     drainer or a SEQUENTIAL handler sees the handlers' effects.
+ *     drainer or a SEQUENTIAL handler sees the handlers' effects, and
+ *     the ctx's pdq_rejected count (added relaxed before that release).
  *   last_help_ns  stored relaxed by helpers once it is stale by
  *     help_stamp_ns (1/16 of the spin and fallback times, at most 2 us:
  *     what RQ_PDQ_FALLBACK_US promises holds to 2 us), read relaxed by
@@ -1012,12 +1013,14 @@ static int run_handler(struct rq_pdq *q, struct pdq_entry *e)
     return 0;
 }
 
-/* Run e (counted as started), then mark it done and free it. */
+/* Run e (counted as started), then mark it done and free it.  A rejection
+ * is counted (rq_stats' `rejected`) before the done count releases it, so
+ * a drain that saw e done sees it counted too. */
 static void run_one(struct rq_pdq *q, struct pdq_entry *e, struct pdq_slot *s, struct freeb *fb,
-                    unsigned *ran, unsigned *rejected, int keep)
+                    unsigned *ran, int keep)
 {
     if (run_handler(q, e))
-        (*rejected)++;
+        atomic_fetch_add_explicit(&q->ctx->pdq_rejected, 1, memory_order_relaxed);
     else
         (*ran)++;
     const unsigned ep = e->epoch;
@@ -1031,12 +1034,12 @@ static void run_one(struct rq_pdq *q, struct pdq_entry *e, struct pdq_slot *s, s
  * message), e holding the key until none is left.  Returns handlers run. */
 static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *fb)
 {
-    unsigned ran = 0, rejected = 0;
+    unsigned ran = 0;
     struct pdq_slot *s = &q->slots[my_slot(q)];
     const uint64_t key = e->key;
     rqi_pdq_handler_depth++;
     if (key == RQ_KEY_NOSYNC || key == RQ_KEY_SEQUENTIAL) {
-        run_one(q, e, s, fb, &ran, &rejected, 0);
+        run_one(q, e, s, fb, &ran, 0);
         if (key == RQ_KEY_SEQUENTIAL) { /* what arrived after it may go */
             in_lock(q);
             atomic_store_explicit(&q->gen_open,
@@ -1045,19 +1048,17 @@ static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *f
             in_unlock(q);
         }
     } else {
-        run_one(q, e, s, fb, &ran, &rejected, 1); /* e stays: it holds the key */
+        run_one(q, e, s, fb, &ran, 1); /* e stays: it holds the key */
         struct pdq_entry *n;
         while ((n = key_take_pending(q, e)) != NULL)
             while (n != NULL) {
                 struct pdq_entry *next = n->next;
-                run_one(q, n, s, fb, &ran, &rejected, 0);
+                run_one(q, n, s, fb, &ran, 0);
                 n = next;
             }
         fb_put(q, fb, e); /* out of the table now */
     }
     rqi_pdq_handler_depth--;
-    if (rejected != 0) /* rq_stats' `rejected` */
-        atomic_fetch_add_explicit(&q->ctx->pdq_rejected, rejected, memory_order_relaxed);
     return ran;
 }
 
