@@ -336,15 +336,18 @@ static void count_request(rqdsm_t *d, uint32_t w, int wr)
     }
 }
 
-/* Ask the home for block b (exclusive if wr) unless a request is out;
- * want (E_WANT_R / E_WANT_W) makes the grant carry the caller's hold.
- * Returns 1 if this call sent the request, 0 if one was out already. */
+/* Ask the home for block b (exclusive if wr) unless a request is out or
+ * the copy is already good enough (another thread's grant landed since
+ * the caller looked: a second read grant would copy the bytes in again
+ * under that thread's readers); want (E_WANT_R / E_WANT_W) makes the
+ * grant carry the caller's hold.
+ * Returns 1 if this call sent the request, 0 if it sent none. */
 static int request(rqdsm_t *d, struct rqdsm_region *r, size_t b, int wr, uint32_t want)
 {
     _Atomic uint32_t *e = &r->entry[b];
     uint32_t w = atomic_load_explicit(e, memory_order_acquire), nw;
     do {
-        if (w & E_PEND)
+        if ((w & E_PEND) || (w & E_STATE) == E_E || (!wr && (w & E_STATE) != E_I))
             return 0;
         nw = w | E_PEND | (wr ? E_PEND_W : 0) | want;
     } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
