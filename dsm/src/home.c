@@ -72,8 +72,11 @@ static void serve(rqdsm_t *d, struct rqdsm_region *r, size_t b, int src, int typ
         if (!e->excl) {
             s[src / 64] |= 1ull << (src % 64);
             grant(d, r, b, src, E_S, 1);
-        } else if (e->owner == src) { /* cannot happen: its copy is exclusive */
-            grant(d, r, b, src, E_E, 1);
+        } else if (e->owner == src) {
+            /* Its copy is exclusive (its requests are FIFO behind any
+             * flush or drop): a request it did not need.  The home's
+             * bytes are older than its copy: grant without them. */
+            grant(d, r, b, src, E_E, 0);
         } else {
             e->busy = 1;
             e->serving = H_RD_REQ;
@@ -106,8 +109,8 @@ static void serve(rqdsm_t *d, struct rqdsm_region *r, size_t b, int src, int typ
                 e->acks = others;
                 e->need_data = (uint8_t)!had;
             }
-        } else if (e->owner == src) { /* cannot happen, as above */
-            grant(d, r, b, src, E_E, 1);
+        } else if (e->owner == src) { /* as above: no bytes */
+            grant(d, r, b, src, E_E, 0);
         } else {
             e->busy = 1;
             e->serving = H_WR_REQ;
