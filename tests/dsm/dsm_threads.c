@@ -13,7 +13,10 @@
  *             lost), on every rank (read after the remote writes).
  *   coalesce  rank 0 writes one block (every other copy invalidated),
  *             then all T threads of every other rank read it at once:
- *             one read miss per rank (the others wait for the same grant).
+ *             one read miss per rank (the others wait for the same grant);
+ *             then 40 rounds of the same with a range of all 8 blocks:
+ *             8 read misses per rank and round (nobody asks again for a
+ *             copy another thread's grant made good).
  *   hold      thread 0 of every rank but 0 reads one block for 20 ms
  *             while rank 0's threads write it and the other threads of
  *             the holding ranks read it: the bytes it holds never change
@@ -142,29 +145,47 @@ static void check_totals(int t)
 
 static rqdsm_stats_t before;
 
-static void phase_coalesce(int t)
+/* Each thread of each rank but 0 reads blocks [0, nb) of region 0 at
+ * once, right after rank 0 wrote them all: every rank must fetch each
+ * block exactly once (the threads that come later wait for the same
+ * grant, and none asks again for a copy another thread's grant made
+ * good: a second grant would copy the bytes in under its readers). */
+static void coalesce_round(int t, unsigned nb)
 {
-    if (t == 0 && me == 0) { /* every other copy of block 0 goes */
-        EXPECT(rqdsm_start_write(reg[0], 0, 8) == 0);
-        *word(0, 0) += 1000;
-        EXPECT(rqdsm_end_write(reg[0], 0, 8) == 0);
+    if (t == 0 && me == 0) { /* every other copy goes */
+        EXPECT(rqdsm_start_write(reg[0], 0, (size_t)nb * BLOCK) == 0);
+        for (unsigned c = 0; c < nb; c++)
+            *word(0, c) += 1000;
+        EXPECT(rqdsm_end_write(reg[0], 0, (size_t)nb * BLOCK) == 0);
     }
     if (t == 0)
         CHECK_EQ(rqdsm_stats(dsm, &before), 0);
     meet(t);
-    EXPECT(rqdsm_start_read(reg[0], 0, 8) == 0);
-    EXPECT(*word(0, 0) >= 1000);
-    EXPECT(rqdsm_end_read(reg[0], 0, 8) == 0);
+    EXPECT(rqdsm_start_read(reg[0], 0, (size_t)nb * BLOCK) == 0);
+    for (unsigned c = 0; c < nb; c++)
+        EXPECT(*word(0, c) >= 1000);
+    EXPECT(rqdsm_end_read(reg[0], 0, (size_t)nb * BLOCK) == 0);
     pthread_barrier_wait(&pb);
     if (t == 0 && me != 0) {
         rqdsm_stats_t after;
         CHECK_EQ(rqdsm_stats(dsm, &after), 0);
-        if (after.read_misses - before.read_misses != 1) {
-            fprintf(stderr, "rank %d: %llu read requests for one block by %d threads\n", me,
-                    (unsigned long long)(after.read_misses - before.read_misses), nthreads);
+        if (after.read_misses - before.read_misses != nb) {
+            fprintf(stderr, "rank %d: %llu read requests for %u blocks by %d threads\n", me,
+                    (unsigned long long)(after.read_misses - before.read_misses), nb,
+                    nthreads);
             fail("a second request", __LINE__);
         }
     }
+    meet(t);
+}
+
+/* One block, then ranges of every block (the range's requests go out
+ * at once, racing the other threads' grants), many times. */
+static void phase_coalesce(int t)
+{
+    coalesce_round(t, 1);
+    for (int i = 0; i < 40; i++)
+        coalesce_round(t, COUNTERS);
 }
 
 static void phase_errors(int t)
