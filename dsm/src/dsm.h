@@ -44,7 +44,11 @@
  * The block's bytes are published by the word:
  *   - a DATA handler copies the bytes in, then its CAS (release) sets the
  *     state; the application's load of the word (acquire) that sees the
- *     state orders its reads of the bytes after the copy;
+ *     state orders its reads of the bytes after the copy.  DATA comes
+ *     only for a request, and the CAS that marks a request pending also
+ *     checks that the copy does not serve already (invalid for a read,
+ *     not exclusive for a write): no grant copies bytes in under a
+ *     reader, and the home answers its owner's request without bytes;
  *   - a handler or end call that gives the block away (INV, RECALL) first
  *     CASes the state down (acq_rel: after the application's last write,
  *     which its end call released), then copies the bytes out; no new
