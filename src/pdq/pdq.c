@@ -547,6 +547,15 @@ static int ring_empty(struct pdq_ring *r)
            atomic_load_explicit(&r->tail, memory_order_acquire);
 }
 
+/* Some thread's ring holds a ready entry. */
+static int rings_ready(struct rq_pdq *q)
+{
+    for (unsigned i = 0; i < q->nthreads; i++)
+        if (!ring_empty(&q->rings[i]))
+            return 1;
+    return 0;
+}
+
 /* Set when this thread found another thread's shard locked (its owner
  * admits there): busy, not stuck. */
 static _Thread_local int admit_passed __attribute__((tls_model("initial-exec")));
@@ -1324,9 +1333,8 @@ static void wait_until_ns(struct rq_pdq *q, uint64_t deadline)
  * admit what follows as they finish, and new arrivals wake a sleeper). */
 static int work_left(struct rq_pdq *q, int stuck)
 {
-    for (unsigned i = 0; i < q->nthreads; i++)
-        if (!ring_empty(&q->rings[i]))
-            return 1;
+    if (rings_ready(q))
+        return 1;
     if (stuck)
         return 0;
     if (atomic_load(&q->seq_queued) != 0) {
@@ -1798,10 +1806,7 @@ static int help_nothing(struct rq_pdq *q)
     if (q->ctx->ucx != NULL || atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 ||
         atomic_load_explicit(&q->seq_queued, memory_order_relaxed) != 0)
         return 0;
-    for (unsigned i = 0; i < q->nthreads; i++)
-        if (!ring_empty(&q->rings[i]))
-            return 0;
-    return !lanes_busy(q->ctx);
+    return !rings_ready(q) && !lanes_busy(q->ctx);
 }
 
 int rq_pdq_help(rq_pdq_t *pdq, unsigned max)
