@@ -56,8 +56,11 @@
  *   tail           producers: CAS (relaxed is enough: the reservation
  *                  only hands out disjoint ranges; data ordering is carried
  *                  by seq and head); a lane's sole producer stores it
- *                  plainly (no other writer exists).  The consumer never
- *                  reads tail.
+ *                  plainly (no other writer exists).  The consumer side
+ *                  does not read tail per packet (rqi_ring_rx_waiting
+ *                  reads head and the slot instead); only rare snapshots
+ *                  do (rq_pdq_drain's marks, the progress thread's
+ *                  interrupt marks).
  *   Under x86-64 TSO the acquire/release pairs are free; the only locked
  *   instruction per packet is a shared lane's CAS on tail; a single-producer
  *   lane has none (a locked instruction would wait for the producer's
@@ -301,6 +304,25 @@ static inline struct rqi_pkt *rqi_ring_rx_peek(struct rqi_ring_rx *rx)
     if (rqi_load_acquire(&p->seq) == rx->scan + 1)
         return p;
     return NULL;
+}
+
+/* Whether a packet may be waiting in the lane, from any thread, without
+ * the consumer's private state: the slot at the published head holds a
+ * packet published there.  Exact while the consumer is idle (its last
+ * poll found the lane empty and published head = scan); while it has
+ * taken packets it has not released (head behind scan) it may answer 1
+ * for a packet already taken.  It reads the lines the consumer reads
+ * anyway (head, and the next packet's first slot), never tail: tail is
+ * the producers' line, and a reader of it per packet moved it between
+ * the two cores twice per packet (a PDQ's idle check, and its
+ * direct-dispatch intake, did: rqbench pdq, "send call"). */
+static inline int rqi_ring_rx_waiting(const struct rqi_ring_rx *rx)
+{
+    /* Pairs with the consumer's store_release(head) and the producer's
+     * store_release(seq). */
+    const uint64_t h = rqi_load_acquire(&rx->ctrl->head);
+    const struct rqi_pkt *p = rqi_ring_slot(rx->slots, rx->nslots, h);
+    return rqi_load_acquire(&p->seq) == h + 1;
 }
 
 static inline void rqi_ring_rx_publish_head(struct rqi_ring_rx *rx)

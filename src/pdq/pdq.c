@@ -1148,15 +1148,16 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
  * burst, not per packet). */
 static _Thread_local int light __attribute__((tls_model("initial-exec"))) = 1;
 
-/* Some lane holds a published packet not yet released (read from the
- * shared words, without owning the context). */
+/* Some lane holds a published packet at its head (rqi_ring_rx_waiting:
+ * the shared words the consumer reads anyway, without owning the
+ * context).  For the sleeper's look (sleep_arm) the head's packet is the
+ * one that matters: a later one is taken only after it, and its sender
+ * is the other side of the doorbell's Dekker pair. */
 static int lanes_busy(const rq_ctx_t *ctx)
 {
-    for (unsigned l = 0; l < ctx->nlanes; l++) {
-        const struct rqi_ring_ctrl *c = ctx->rx[l].ctrl;
-        if (rqi_load_acquire(&c->tail) != rqi_load_acquire(&c->head))
+    for (unsigned l = 0; l < ctx->nlanes; l++)
+        if (rqi_ring_rx_waiting(&ctx->rx[l]))
             return 1;
-    }
     return 0;
 }
 
