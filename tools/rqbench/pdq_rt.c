@@ -3,7 +3,10 @@
  * miss that the PDQ adds: docs/dsm.md, Table 1).
  *
  * Rank 0 sends K requests to rank 1, one at a time; each handler answers
- * with an active message whose handler rank 0 waits for (rq_wait_until):
+ * with an active message whose handler rank 0 waits for (rq_wait_until).
+ * Beside the round trips, the time of rank 0's send call itself in the
+ * same exchange (the packet's slot lines were last read by rank 1: what
+ * a send costs the sender in a request-reply protocol, rqdsm's):
  *   active message   rq_request to an AM handler; rank 1 polls (rq_poll);
  *   PDQ, helped      rq_pdq_enqueue (a new key each) to rank 1's dedicated
  *                    PDQ of one thread; rank 1's application thread calls
@@ -54,8 +57,20 @@ static void on_back(rq_ctx_t *c, const rq_msg_t *m, void *a)
 
 struct rt {
     int       how;
-    rq_pdq_t *pdq; /* rank 1 */
+    int       send_call; /* time rank 0's send calls, not the round trip */
+    rq_pdq_t *pdq;       /* rank 1 */
 };
+
+/* What a clock read pair costs: taken off the timed send calls. */
+static double clock_pair_ns(void)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < RT_K; i++) {
+        uint64_t a = rqb_now_ns();
+        sum += rqb_now_ns() - a;
+    }
+    return (double)sum / RT_K;
+}
 
 static double round_trips(struct rqb *b, void *arg)
 {
@@ -63,15 +78,19 @@ static double round_trips(struct rqb *b, void *arg)
     double r = 0;
     rq_barrier(b->ctx);
     if (b->me == 0) {
-        uint64_t t0 = rqb_now_ns();
+        const double pair = t->send_call ? clock_pair_ns() : 0;
+        uint64_t t0 = rqb_now_ns(), in_send = 0;
         for (int i = 0; i < RT_K; i++) {
+            uint64_t s0 = t->send_call ? rqb_now_ns() : 0;
             if (t->how == HOW_AM)
                 rq_request(b->ctx, 1, H_RT_ECHO, NULL, 0, NULL, 0, 0);
             else
                 rq_pdq_enqueue(b->ctx, 1, RTQ, (uint64_t)i, H_RT_PDQ, NULL, 0, NULL, 0, 0);
+            if (t->send_call)
+                in_send += rqb_now_ns() - s0;
             rq_wait_until(b->ctx, &back, ++back_due);
         }
-        r = rqb_elapsed_ns(t0) / RT_K;
+        r = t->send_call ? (double)in_send / RT_K - pair : rqb_elapsed_ns(t0) / RT_K;
     } else if (b->me == 1) {
         served_due += RT_K;
         unsigned spins = 0;
@@ -98,11 +117,16 @@ void rqb_pdq_round_trips(struct rqb *b)
     rq_handler_register(b->ctx, H_RT_ECHO, on_echo, NULL, 0);
     rq_handler_register(b->ctx, H_RT_PDQ, on_pdq, NULL, 0);
     rq_handler_register(b->ctx, H_RT_BACK, on_back, NULL, 0);
-    struct rt t = {HOW_AM, NULL};
-    struct rqb_summary am, helped, thread;
+    struct rt t = {HOW_AM, 0, NULL};
+    struct rqb_summary am, helped, thread, call_am, call_pdq;
     rqb_measure(b, "round trip: active message", round_trips, &t, &am);
     rqb_row(b, "round trip: active message", NAN, "ns", &am,
             "rq_request, the handler replies; rank 1 polls");
+    t.send_call = 1;
+    rqb_measure(b, "send call: active message", round_trips, &t, &call_am);
+    rqb_row(b, "send call: active message", NAN, "ns", &call_am,
+            "rank 0's rq_request in the exchange above, a clock pair off");
+    t.send_call = 0;
     int failed = 0;
     if (b->me == 1) {
         rq_pdq_attr_t at = {1, RQ_PDQ_DEDICATED, 0};
@@ -117,6 +141,11 @@ void rqb_pdq_round_trips(struct rqb *b)
     rqb_measure(b, "round trip: PDQ, helped", round_trips, &t, &helped);
     rqb_row(b, "round trip: PDQ message, helped", NAN, "ns", &helped,
             "rank 1's application thread polls and helps (rq_pdq_help)");
+    t.send_call = 1;
+    rqb_measure(b, "send call: PDQ message", round_trips, &t, &call_pdq);
+    rqb_row(b, "send call: PDQ message", NAN, "ns", &call_pdq,
+            "rank 0's rq_pdq_enqueue in the exchange above, a clock pair off");
+    t.send_call = 0;
     t.how = HOW_THREAD;
     rqb_measure(b, "round trip: PDQ, its thread", round_trips, &t, &thread);
     rqb_row(b, "round trip: PDQ message, its thread", NAN, "ns", &thread,
