@@ -21,6 +21,10 @@
  *   overlap put          the same for rq_put_nb (librq only).
  *   tagged ...           latency, rate and bandwidth of rqtag's send /
  *                        receive (tagged.c; MPI: the same calls again).
+ *   cache-line one-way latency L, start / end: the run's placement, first
+ *                        and last (each peer measures its own likewise:
+ *                        --compare sets the speedups of runs placed
+ *                        differently apart).
  * Ranks 0 and 1 only; the names and units here are the join keys. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -183,8 +187,34 @@ static double put_flush(struct rqb *b, void *arg)
     return r;
 }
 
+/* The placement at the start and end of this run, as the peers measure
+ * theirs (peers/peer.c): --compare sets speedups beside it. */
+static double line_once(struct rqb *b, void *arg)
+{
+    return rqb_cacheline_oneway_ns(b, *(const long *)arg);
+}
+
+/* Ranks 0 and 1 map each other's segment (every rank agrees). */
+static int pair_shares_memory(struct rqb *b)
+{
+    uint64_t apart = b->me < 2 && rq_segment_peer(b->ctx, 1 - b->me) == NULL, any;
+    rq_allreduce(b->ctx, &apart, &any, 1, RQ_UINT64, RQ_MAX);
+    return any == 0;
+}
+
+static void placement_row(struct rqb *b, const char *name)
+{
+    if (!pair_shares_memory(b))
+        return;
+    long iters = b->o.smoke ? 500 : b->o.quick ? 5000 : 20000;
+    struct rqb_summary s;
+    rqb_measure(b, name, line_once, &iters, &s);
+    rqb_row(b, name, NAN, "ns", &s, "one line bounced between ranks 0 and 1: this run's placement");
+}
+
 int rqb_fam_compare(struct rqb *b)
 {
+    placement_row(b, "cache-line one-way latency L, start");
     rq_handler_register(b->ctx, H_COUNT, on_count, NULL, 0);
     rq_handler_register(b->ctx, H_ACK, on_ack, NULL, 0);
     rq_handler_register(b->ctx, H_PLACED, on_placed, NULL, RQ_HF_PLACE);
@@ -248,5 +278,6 @@ int rqb_fam_compare(struct rqb *b)
         else
             rqb_row(b, "put 8B + flush", NAN, "ns", &s, "rq_put + rq_sync");
     }
+    placement_row(b, "cache-line one-way latency L, end");
     return 0;
 }

@@ -210,6 +210,51 @@ static double speedup(const struct rqb_row *lib, const struct rqb_row *peer)
                                             : lib->s.median / peer->s.median;
 }
 
+/* A run's placement: its cache-line latency at start and end (the
+ * "cache-line one-way latency L, start / end" rows; librq's limits row
+ * stands in for a start it lacks).  0 when unknown. */
+#define PLACEMENT_ROW "cache-line one-way latency L"
+
+struct placement {
+    double lo, hi;
+};
+
+static struct placement placement_of(const struct rqb_report *r, const char *impl)
+{
+    struct placement p = {0, 0};
+    const struct rqb_row *a = rqb_report_find(r, "compare", impl, PLACEMENT_ROW ", start", NAN);
+    const struct rqb_row *b = rqb_report_find(r, "compare", impl, PLACEMENT_ROW ", end", NAN);
+    if (a == NULL && strcmp(impl, "librq") == 0)
+        a = rqb_report_find(r, "limits", "limit", PLACEMENT_ROW, NAN);
+    const struct rqb_row *w[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        if (w[i] == NULL || w[i]->s.n == 0 || !(w[i]->s.median > 0))
+            continue;
+        const double v = w[i]->s.median;
+        p.lo = p.lo == 0 || v < p.lo ? v : p.lo;
+        p.hi = v > p.hi ? v : p.hi;
+    }
+    return p;
+}
+
+/* Two runs placed alike: every L of both within 1.5x (the host moves the
+ * CPUs between runs: near ~30-50 ns, far 150-900). */
+static int placed_alike(struct placement a, struct placement b)
+{
+    if (a.lo == 0 || b.lo == 0)
+        return 1; /* unknown: nothing to say */
+    const double lo = a.lo < b.lo ? a.lo : b.lo, hi = a.hi > b.hi ? a.hi : b.hi;
+    return hi <= 1.5 * lo;
+}
+
+static void placement_cell(FILE *f, const char *who, struct placement p)
+{
+    if (p.lo == 0)
+        fprintf(f, " %s ?", who);
+    else
+        fprintf(f, " %s %.0f-%.0f", who, p.lo, p.hi);
+}
+
 static void cell(FILE *f, const struct rqb_row *w)
 {
     if (w == NULL || w->s.n == 0)
@@ -218,10 +263,13 @@ static void cell(FILE *f, const struct rqb_row *w)
         fprintf(f, " %9.4g", w->s.median);
 }
 
-static void ratio(FILE *f, double x)
+/* A speedup; `apart` marks one between runs placed differently. */
+static void ratio(FILE *f, double x, int apart)
 {
     if (isnan(x))
         fprintf(f, " %8s", "-");
+    else if (apart)
+        fprintf(f, " %7.2f~", x);
     else
         fprintf(f, " %8.2f", x);
 }
@@ -229,15 +277,23 @@ static void ratio(FILE *f, double x)
 void rqb_compare_table(FILE *f, const struct rqb_report *r)
 {
     int any = 0, flagged = 0;
+    const struct placement pl = placement_of(r, "librq"), pm = placement_of(r, "mpi"),
+                           pu = placement_of(r, "ucx");
+    const int m_apart = !placed_alike(pl, pm), u_apart = !placed_alike(pl, pu);
     for (int i = 0; i < r->n; i++) {
         const struct rqb_row *w = &r->rows[i];
-        if (strcmp(w->family, "compare") != 0 || strcmp(w->impl, "librq") != 0)
+        if (strcmp(w->family, "compare") != 0 || strcmp(w->impl, "librq") != 0 ||
+            strncmp(w->name, PLACEMENT_ROW, strlen(PLACEMENT_ROW)) == 0)
             continue;
-        if (!any++)
+        if (!any++) {
             fprintf(f, "\n[comparison] same two cores, one invocation; speedup = how many times "
-                       "librq is better\n  %-22s %6s %-5s %9s %9s %8s %9s %8s %9s\n",
-                    "benchmark", "param", "unit", "librq", "MPI", "speedup", "UCX", "speedup",
-                    "limit");
+                       "librq is better\n  placement, L at start-end of each run (ns):");
+            placement_cell(f, "librq", pl);
+            placement_cell(f, "MPI", pm);
+            placement_cell(f, "UCX", pu);
+            fprintf(f, "\n  %-22s %6s %-5s %9s %9s %8s %9s %8s %9s\n", "benchmark", "param",
+                    "unit", "librq", "MPI", "speedup", "UCX", "speedup", "limit");
+        }
         const struct rqb_row *m = rqb_report_find(r, "compare", "mpi", w->name, w->param);
         const struct rqb_row *u = rqb_report_find(r, "compare", "ucx", w->name, w->param);
         char p[16];
@@ -245,9 +301,9 @@ void rqb_compare_table(FILE *f, const struct rqb_report *r)
         fprintf(f, "  %-22s %6s %-5s", w->name, p, w->unit);
         cell(f, w);
         cell(f, m);
-        ratio(f, speedup(w, m));
+        ratio(f, speedup(w, m), m_apart);
         cell(f, u);
-        ratio(f, speedup(w, u));
+        ratio(f, speedup(w, u), u_apart);
         double sc;
         const struct rqb_row *lim = limit_for(r, w, &sc);
         if (lim != NULL && lim->s.n > 0) {
@@ -257,6 +313,9 @@ void rqb_compare_table(FILE *f, const struct rqb_report *r)
         }
         fputc('\n', f);
     }
+    if (any && (m_apart || u_apart))
+        fprintf(f, "  (~: that peer ran at another placement than librq, its L more than 1.5x "
+                   "apart: the speedup compares two placements, not two libraries; rerun)\n");
     if (flagged)
         fprintf(f, "  (!: librq measured better than this limit, which is then not a limit for "
                    "this shape: the two were measured differently, e.g. a cache-resident "

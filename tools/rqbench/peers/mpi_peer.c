@@ -11,9 +11,12 @@
  *   large AM placed     the bandwidth stream's time per byte (the message
  *                       lands in the buffer the receiver posted).
  *   overlap message     MPI_Isend + computation + MPI_Wait at the sender,
- *                       MPI_Irecv + MPI_Wait at the receiver (overlap.h). */
+ *                       MPI_Irecv + MPI_Wait at the receiver (overlap.h).
+ *   cache-line one-way latency L, start / end: this run's placement
+ *                       (peer_placement), through a shared-memory window. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stdatomic.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +156,26 @@ int main(int argc, char **argv)
     if (buf == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);
     memset(buf, 1, 16u << 20);
+    /* The placement (peer_placement), through a word of a shared-memory
+     * window, when both ranks share a node (they do under --compare). */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int node_size;
+    MPI_Comm_size(node, &node_size);
+    MPI_Win line_win = MPI_WIN_NULL;
+    _Atomic uint64_t *line = NULL;
+    if (node_size == 2) {
+        void *mine, *at;
+        MPI_Aint sz;
+        int du;
+        MPI_Win_allocate_shared(p.me == 0 ? 64 : 0, 1, MPI_INFO_NULL, node, &mine, &line_win);
+        MPI_Win_shared_query(line_win, 0, &sz, &du, &at);
+        line = at;
+        if (p.me == 0)
+            atomic_store(line, 0);
+        MPI_Barrier(MPI_COMM_WORLD);
+        peer_placement(&p, line, "start");
+    }
     struct rqb_summary s;
     peer_measure(&p, latency, NULL, &s);
     peer_row(&p, "latency 8B one-way", NAN, "ns", &s, "MPI_Send/Recv ping-pong / 2");
@@ -197,6 +220,11 @@ int main(int argc, char **argv)
     peer_row(&p, "put 8B + flush", NAN, "ns", &s, "MPI_Put + MPI_Win_flush");
     MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
+    if (line != NULL) {
+        peer_placement(&p, line, "end");
+        MPI_Win_free(&line_win);
+    }
+    MPI_Comm_free(&node);
     int rc = peer_emit(&p);
     rqb_report_free(&p.rep);
     free(buf);

@@ -4,6 +4,7 @@
 #ifndef RQBENCH_PEER_H
 #define RQBENCH_PEER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "report.h"
@@ -29,5 +30,13 @@ void peer_measure(struct peer *p, double (*fn)(struct peer *, void *), void *arg
 void peer_row(struct peer *p, const char *name, double param, const char *unit,
               const struct rqb_summary *s, const char *note);
 int  peer_emit(struct peer *p);
+
+/* The placement of this peer's two processes, measured as librq's limits
+ * are (limits.c): one cache line bounced between them through memory both
+ * map (x, zeroed on both sides before the call), and a "compare" row
+ * PEER_PLACEMENT_ROW ", start" or ", end" (when) with the median.  Both
+ * processes call it. */
+#define PEER_PLACEMENT_ROW "cache-line one-way latency L"
+void peer_placement(struct peer *p, _Atomic uint64_t *x, const char *when);
 
 #endif

@@ -12,13 +12,17 @@
  *                       ucp_am_recv_data_nbx into the receiver's buffer
  *                       (copied there when eager); ns per byte.
  *   overlap message     ucp_am_send_nbx + computation + waiting for the
- *                       request at the sender (overlap.h). */
+ *                       request at the sender (overlap.h).
+ *   cache-line one-way latency L, start / end: this run's placement
+ *                       (peer_placement), through a page both map. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <ucp/api/ucp.h>
@@ -491,6 +495,14 @@ int main(int argc, char **argv)
         perror("rqbench-ucx: socketpair");
         return 1;
     }
+    /* The placement (peer_placement): a word both processes map. */
+    _Atomic uint64_t *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                                  -1, 0);
+    if (line == MAP_FAILED) {
+        perror("rqbench-ucx: mmap");
+        return 1;
+    }
+    atomic_store(line, 0);
     fflush(NULL);
     pid_t child = fork();
     if (child < 0) {
@@ -503,6 +515,7 @@ int main(int argc, char **argv)
     p.u = &u;
     pin(p.me);
     setup(&u);
+    peer_placement(&p, line, "start");
     struct rqb_summary s;
     peer_measure(&p, latency, NULL, &s);
     peer_row(&p, "latency 8B one-way", NAN, "ns", &s, "ucp_am_send_nbx ping-pong / 2");
@@ -541,6 +554,7 @@ int main(int argc, char **argv)
     size_t zero = 0;
     peer_measure(&p, put, &zero, &s);
     peer_row(&p, "put 8B + flush", NAN, "ns", &s, "ucp_put_nbx + ucp_worker_flush_nbx");
+    peer_placement(&p, line, "end");
     teardown(&p, &u);
     if (p.me == 1)
         _exit(0);
