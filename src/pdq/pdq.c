@@ -1210,6 +1210,13 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
         memcpy(e->data, m.data, m.len);
     uint64_t pos = rqi_ring_rx_take(rx, p);
     rqi_ring_rx_release(rx, p, pos);
+    /* The lane is empty behind it: hand the space back now, as a poll
+     * that finds it empty does, so that the look below (and helpers'
+     * looks, rqi_ring_rx_waiting) see an empty lane, not this packet:
+     * they saw it, and a direct run was followed by a queued one every
+     * time (a copy into an entry, admission, a key claim). */
+    if (rqi_ring_rx_peek(rx) == NULL)
+        rqi_ring_rx_idle(rx);
     ctx->stats.received++; /* as the intake counts it: a PDQ's packets are
                               neither run in place nor buffered */
     rqi_vni_leave(&ctx->vni, ctx);
