@@ -87,6 +87,12 @@ double rqb_cacheline_oneway_ns(struct rqb *b, long iters);
 double rqb_twoline_oneway_ns(struct rqb *b, long iters);
 double rqb_raw_ring_rate(struct rqb *b, long slots);
 void   rqb_limits(struct rqb *b, int full);
+/* Whether ranks 0 and 1 map each other's segment (every rank agrees;
+ * every rank calls it). */
+int    rqb_pair_shares_memory(struct rqb *b);
+/* The cache-line one-way latency L between ranks 0 and 1, measured as
+ * the limits row is (every rank calls it; needs shared memory). */
+void   rqb_line_measure(struct rqb *b, const char *what, struct rqb_summary *L);
 /* Single-core memcpy bandwidth (MB/s) of *(size_t *)arg bytes on rank 0
  * (an rqb_fn). */
 double rqb_memcpy_bw(struct rqb *b, void *arg);

@@ -189,26 +189,12 @@ static double put_flush(struct rqb *b, void *arg)
 
 /* The placement at the start and end of this run, as the peers measure
  * theirs (peers/peer.c): --compare sets speedups beside it. */
-static double line_once(struct rqb *b, void *arg)
-{
-    return rqb_cacheline_oneway_ns(b, *(const long *)arg);
-}
-
-/* Ranks 0 and 1 map each other's segment (every rank agrees). */
-static int pair_shares_memory(struct rqb *b)
-{
-    uint64_t apart = b->me < 2 && rq_segment_peer(b->ctx, 1 - b->me) == NULL, any;
-    rq_allreduce(b->ctx, &apart, &any, 1, RQ_UINT64, RQ_MAX);
-    return any == 0;
-}
-
 static void placement_row(struct rqb *b, const char *name)
 {
-    if (!pair_shares_memory(b))
+    if (!rqb_pair_shares_memory(b))
         return;
-    long iters = b->o.smoke ? 500 : b->o.quick ? 5000 : 20000;
     struct rqb_summary s;
-    rqb_measure(b, name, line_once, &iters, &s);
+    rqb_line_measure(b, name, &s);
     rqb_row(b, name, NAN, "ns", &s, "one line bounced between ranks 0 and 1: this run's placement");
 }
 

@@ -182,25 +182,41 @@ static double lim_call(struct rqb *b, void *arg)
     return a->fn(b, a->iters);
 }
 
+static long line_iters(const struct rqb *b)
+{
+    return b->o.smoke ? 500 : b->o.quick ? 5000 : 20000;
+}
+
+int rqb_pair_shares_memory(struct rqb *b)
+{
+    uint64_t apart = b->me < 2 && rq_segment_peer(b->ctx, 1 - b->me) == NULL, any;
+    rq_allreduce(b->ctx, &apart, &any, 1, RQ_UINT64, RQ_MAX);
+    return any == 0;
+}
+
+void rqb_line_measure(struct rqb *b, const char *what, struct rqb_summary *L)
+{
+    struct lim_arg a = {rqb_cacheline_oneway_ns, line_iters(b)};
+    rqb_measure(b, what, lim_call, &a, L);
+}
+
 /* The limits rows (family "limits", impl "limit"); also sets the run's
  * placement from L.  full: add the two-line, raw ring and 16 MiB rows. */
 void rqb_limits(struct rqb *b, int full)
 {
     /* Ranks 0 and 1 on different nodes (mpirun across nodes): no shared
      * line to bounce; the network peers of --compare are the reference. */
-    uint64_t apart = b->me < 2 && rq_segment_peer(b->ctx, 1 - b->me) == NULL, any;
-    rq_allreduce(b->ctx, &apart, &any, 1, RQ_UINT64, RQ_MAX);
-    if (any) {
+    if (!rqb_pair_shares_memory(b)) {
         b->rep.line_ns = NAN;
         snprintf(b->rep.placement, sizeof b->rep.placement, "%s", "nodes");
         return;
     }
     const char *fam = b->family;
     b->family = "limits";
-    long it = b->o.smoke ? 500 : b->o.quick ? 5000 : 20000;
+    long it = line_iters(b);
     struct rqb_summary L, s;
     struct lim_arg a = {rqb_cacheline_oneway_ns, it};
-    rqb_measure(b, "cache-line one-way", lim_call, &a, &L);
+    rqb_line_measure(b, "cache-line one-way", &L);
     if (b->me == 0) {
         rqb_report_add(&b->rep, "limits", "limit", "cache-line one-way latency L", NAN, "ns", &L,
                        "one line bounced between ranks 0 and 1");
