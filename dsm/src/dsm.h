@@ -69,6 +69,7 @@
 #define RQDSM_INTERNAL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rqdsm.h"
@@ -184,18 +185,53 @@ struct rqdsm {
     uint32_t         next_serial;
     _Atomic(struct home_table *) *homes; /* np entries */
     struct cookie    cookies[COOKIES];     /* application thread's waits */
-    struct {
-        _Atomic uint64_t read_hits, write_hits, read_misses, write_misses, upgrades,
-            invalidations, recalls, deferred, home_requests, messages, dropped, handlers,
-            handler_ticks, timed_misses, miss_ticks, request_ticks, resume_ticks, fills,
-            fill_ticks, replies, reply_ticks, reply_send_ticks;
-    } st;
+    struct rqdsm_counters *st; /* RQDSM_COUNTER_SLOTS blocks (counters.c) */
     _Atomic uint64_t last_grant;   /* TSC of the last read grant's state change */
     double           ns_per_tick; /* TSC calibration */
 };
 
-#define STAT(d, f) atomic_fetch_add_explicit(&(d)->st.f, 1, memory_order_relaxed)
-#define STAT_ADD(d, f, v) atomic_fetch_add_explicit(&(d)->st.f, (v), memory_order_relaxed)
+/* ---- counters (counters.c) ---------------------------------------------
+ * One block of counters per counting thread, on lines of its own: a block
+ * shared by the rank's threads had every application thread write one
+ * line per section (a hit) and every protocol thread per handler, and
+ * the line crossed between the cores at each (barnes, 1 rank x 2 threads:
+ * 0.24-0.25 s, 0.10-0.14 without; docs/dsm.md).  Thread i of the process
+ * (an index handed out at its first count, taken back when it exits)
+ * owns block i of every instance and adds with a relaxed load and store;
+ * threads past RQDSM_COUNTER_SLOTS - 1 share the last block and add with
+ * an atomic RMW.  rqdsm_stats sums the blocks with relaxed loads: a
+ * count, not a synchronisation (no data rides on it). */
+#define RQDSM_COUNTER_SLOTS 64u
+
+struct rqdsm_counters {
+    _Alignas(64) _Atomic uint64_t read_hits, write_hits, read_misses, write_misses, upgrades,
+        invalidations, recalls, deferred, home_requests, messages, dropped, handlers,
+        handler_ticks, timed_misses, miss_ticks, request_ticks, resume_ticks, fills,
+        fill_ticks, replies, reply_ticks, reply_send_ticks;
+};
+
+/* This thread's block index plus one (0: none yet). */
+extern _Thread_local unsigned rqdsm_counter_slot1;
+unsigned rqdsm_counter_slot_take(void);
+struct rqdsm_counters *rqdsm_counters_alloc(void);
+
+static inline void rqdsm_count(rqdsm_t *d, size_t off, uint64_t v)
+{
+    unsigned i = rqdsm_counter_slot1 != 0 ? rqdsm_counter_slot1 - 1 : rqdsm_counter_slot_take();
+    _Atomic uint64_t *c = (_Atomic uint64_t *)(void *)((char *)&d->st[i] + off);
+    if (i < RQDSM_COUNTER_SLOTS - 1) /* ours alone */
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                              memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* The sum of counter f over the blocks. */
+#define STAT_SUM(d, f) rqdsm_counter_sum((d), offsetof(struct rqdsm_counters, f))
+uint64_t rqdsm_counter_sum(const rqdsm_t *d, size_t off);
+
+#define STAT(d, f) rqdsm_count((d), offsetof(struct rqdsm_counters, f), 1)
+#define STAT_ADD(d, f, v) rqdsm_count((d), offsetof(struct rqdsm_counters, f), (v))
 
 /* The TSC (handler and miss timing; calibrated at init). */
 static inline uint64_t rqdsm_ticks(void)

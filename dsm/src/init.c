@@ -19,8 +19,7 @@
         uint64_t t0 = ticks();                                                 \
         fn(ctx, m, arg);                                                       \
         STAT(d, handlers);                                                     \
-        atomic_fetch_add_explicit(&d->st.handler_ticks, ticks() - t0,          \
-                                  memory_order_relaxed);                       \
+        STAT_ADD(d, handler_ticks, ticks() - t0);                              \
     }
 TIMED(rqdsm_h_request)
 TIMED(rqdsm_h_inv_ack)
@@ -120,7 +119,10 @@ int rqdsm_init(rq_ctx_t *ctx, const rqdsm_attr_t *attr, rqdsm_t **out)
     if (d == NULL)
         return RQ_ENOMEM;
     d->homes = calloc((size_t)np, sizeof *d->homes);
-    if (d->homes == NULL) {
+    d->st = rqdsm_counters_alloc();
+    if (d->homes == NULL || d->st == NULL) {
+        free(d->homes);
+        free(d->st);
         free(d);
         return RQ_ENOMEM;
     }
@@ -157,6 +159,7 @@ int rqdsm_init(rq_ctx_t *ctx, const rqdsm_attr_t *attr, rqdsm_t **out)
         for (unsigned h = 0; h < H_COUNT; h++)
             rq_handler_register(ctx, d->hbase + h, NULL, NULL, 0);
         free(d->homes);
+        free(d->st);
         free(d);
         return rc != 0 ? rc : brc != 0 ? brc : RQ_EINVAL;
     }
@@ -190,6 +193,7 @@ int rqdsm_finalize(rqdsm_t *d)
         rq_handler_register(d->ctx, d->hbase + h, NULL, NULL, 0);
     rqdsm_free_all(d);
     free(d->homes);
+    free(d->st);
     free(d);
     return rc;
 }
@@ -198,7 +202,7 @@ int rqdsm_stats(const rqdsm_t *d, rqdsm_stats_t *o)
 {
     if (d == NULL || o == NULL)
         return RQ_EINVAL;
-#define GET(f) o->f = atomic_load_explicit(&d->st.f, memory_order_relaxed)
+#define GET(f) o->f = STAT_SUM(d, f)
     GET(read_hits);
     GET(write_hits);
     GET(read_misses);
@@ -212,8 +216,7 @@ int rqdsm_stats(const rqdsm_t *d, rqdsm_stats_t *o)
     GET(dropped);
     GET(handlers);
 #undef GET
-#define NS(f, t) o->f = (uint64_t)((double)atomic_load_explicit(&d->st.t, memory_order_relaxed) * \
-                                   d->ns_per_tick)
+#define NS(f, t) o->f = (uint64_t)((double)STAT_SUM(d, t) * d->ns_per_tick)
     NS(handler_ns, handler_ticks);
     NS(miss_ns, miss_ticks);
     NS(request_ns, request_ticks);
@@ -222,9 +225,9 @@ int rqdsm_stats(const rqdsm_t *d, rqdsm_stats_t *o)
     NS(reply_ns, reply_ticks);
     NS(reply_send_ns, reply_send_ticks);
 #undef NS
-    o->timed_misses = atomic_load_explicit(&d->st.timed_misses, memory_order_relaxed);
-    o->fills = atomic_load_explicit(&d->st.fills, memory_order_relaxed);
-    o->replies = atomic_load_explicit(&d->st.replies, memory_order_relaxed);
+    o->timed_misses = STAT_SUM(d, timed_misses);
+    o->fills = STAT_SUM(d, fills);
+    o->replies = STAT_SUM(d, replies);
     return 0;
 }
 

@@ -24,6 +24,11 @@
  *   errors    a write inside the thread's own read of the block
  *             (RQ_EINVAL), an end of another thread's section (RQ_ERANGE),
  *             an end with no start (RQ_ERANGE); nothing changes.
+ *   counts    after the others, waves of short-lived threads (more in all
+ *             than the DSM's private counter blocks, and more at once
+ *             than T) read a block held here: read_hits grows by exactly
+ *             their sections (per-thread counters summed, indices handed
+ *             back by exiting threads and reused, the shared block).
  * Thread 0 of each rank makes the job-wide calls (barriers) between
  * phases while the others wait on a pthread barrier. */
 #define _GNU_SOURCE
@@ -274,6 +279,44 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
+enum { WAVES = 3, WAVE_THREADS = 80, WAVE_READS = 200 };
+
+static void *wave_main(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < WAVE_READS; i++) {
+        EXPECT(rqdsm_start_read(reg[0], 0, 8) == 0);
+        EXPECT(*word(0, 0) >= 1000);
+        EXPECT(rqdsm_end_read(reg[0], 0, 8) == 0);
+    }
+    return NULL;
+}
+
+/* The counts phase (above): nobody writes, every rank reads its copy. */
+static void phase_counts(void)
+{
+    CHECK_EQ(rqdsm_start_read(reg[0], 0, 8), 0); /* a copy here first */
+    CHECK_EQ(rqdsm_end_read(reg[0], 0, 8), 0);
+    rqdsm_stats_t b, a;
+    CHECK_EQ(rqdsm_stats(dsm, &b), 0);
+    for (int w = 0; w < WAVES; w++) {
+        pthread_t th[WAVE_THREADS];
+        for (int i = 0; i < WAVE_THREADS; i++)
+            CHECK_EQ(pthread_create(&th[i], NULL, wave_main, NULL), 0);
+        for (int i = 0; i < WAVE_THREADS; i++)
+            pthread_join(th[i], NULL);
+    }
+    CHECK_EQ(rqdsm_stats(dsm, &a), 0);
+    const uint64_t want = (uint64_t)WAVES * WAVE_THREADS * WAVE_READS;
+    if (a.read_hits - b.read_hits != want || a.read_misses != b.read_misses) {
+        fprintf(stderr, "rank %d: read_hits +%llu, read_misses +%llu; %llu sections\n", me,
+                (unsigned long long)(a.read_hits - b.read_hits),
+                (unsigned long long)(a.read_misses - b.read_misses), (unsigned long long)want);
+        fail("counts", __LINE__);
+    }
+    CHECK_EQ(rq_barrier(ctx), 0);
+}
+
 int main(int argc, char **argv)
 {
     CHECK_EQ(rq_init(&argc, &argv, &ctx), 0);
@@ -302,6 +345,8 @@ int main(int argc, char **argv)
     thread_main((void *)0);
     for (int t = 1; t < nthreads; t++)
         pthread_join(th[t], NULL);
+    CHECK_EQ(atomic_load(&errors), 0);
+    phase_counts();
     CHECK_EQ(atomic_load(&errors), 0);
     CHECK_EQ(rqdsm_unmap(reg[0]), 0);
     CHECK_EQ(rqdsm_unmap(reg[1]), 0);
