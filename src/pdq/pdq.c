@@ -80,8 +80,9 @@
  *     sees the entry as its pusher wrote it.  A slot is rewritten only
  *     after head passed it, so a stale read fails its CAS.
  *   slots[i].done[2]: entries completed by thread i
- *     (PDQ threads own theirs and store; helpers share the extra slots
- *     and add).  done is stored with release after the handler returned,
+ *     (PDQ threads own theirs and store; helpers take the extra slots
+ *     in turn, by a relaxed RMW on helper_turn once per thread and PDQ,
+ *     sharing one only past PDQ_EXTRA_SLOTS, and add).  done is stored with release after the handler returned,
  *     read with acquire by drain and by the SEQUENTIAL check, so a
  *     drainer or a SEQUENTIAL handler sees the handlers' effects, and
  *     the ctx's pdq_rejected count (added relaxed before that release).
@@ -228,6 +229,7 @@ struct rq_pdq {
     _Alignas(64) _Atomic uint64_t parked;   /* entries in pend lists: the window */
     _Alignas(64) _Atomic uint64_t nbacklog; /* entries in the shards */
     _Alignas(64) _Atomic int intake;        /* a PDQ thread or helper pumps */
+    _Atomic unsigned   helper_turn;         /* the next helper's extra slot (my_slot) */
     _Alignas(64) _Atomic uint64_t gen_open; /* SEQUENTIAL entries completed */
     _Atomic uint64_t   seq_arrived;         /* SEQUENTIAL entries arrived */
     _Atomic unsigned   seq_queued;          /* ... and not yet taken to run */
@@ -269,8 +271,12 @@ static unsigned my_slot(struct rq_pdq *q)
         me.q = q;
         me.gen = q->gen;
         me.own = 0;
-        uintptr_t h = (uintptr_t)&me;
-        me.slot = q->nthreads + (unsigned)((h >> 6) % PDQ_EXTRA_SLOTS);
+        /* Helpers take the extra slots in turn.  (A hash of this TLS
+         * block's address gave every thread but the main one the same
+         * slot: thread stacks, and their TLS, sit whole pages apart, so
+         * every helper's counter shared one line.) */
+        me.slot = q->nthreads + atomic_fetch_add_explicit(&q->helper_turn, 1, memory_order_relaxed) %
+                                    PDQ_EXTRA_SLOTS;
     }
     return me.slot;
 }
