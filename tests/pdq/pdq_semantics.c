@@ -240,12 +240,21 @@ int main(int argc, char **argv)
         if ((i & 255) == 0)
             CHECK(rq_poll(ctx) >= 0);
     }
+    /* A barrier does not order the messages before it: one from another
+     * node may still be on the wire, one parked in its sender's outbox
+     * (a full lane) is sent when the sender next polls (nodes_pdq_4
+     * found 210 of 80 016 not yet there, once under ctest -j3).  So wait
+     * for them, bounded, draining what has arrived. */
     CHECK_EQ(rq_barrier(ctx), 0);
-    CHECK_EQ(rq_pdq_drain(pdq), 0);
     uint64_t expect = 0;
     for (int r = 0; r < nranks; r++)
         expect += per_pair + per_pair / 5000;
-    CHECK_EQ(total_handled(), expect);
+    for (uint64_t t0 = now_ns(); total_handled() < expect && now_ns() - t0 < 20000000000ull;) {
+        CHECK_EQ(rq_pdq_drain(pdq), 0);
+        if (mode == RQ_PDQ_MULTIPLEXED)
+            CHECK(rq_pdq_help(pdq, 64) >= 0);
+    }
+    CHECK_EQ(total_handled(), expect); /* nothing lost, nothing twice */
     CHECK_EQ(rq_wait_until(ctx, (const volatile uint64_t *)&acks, my_acks), 0);
     CHECK_EQ(atomic_load(&violations), 0);
     CHECK_EQ(atomic_load(&order_errors), 0);
