@@ -663,9 +663,12 @@ RQ_API int rq_amo(rq_ctx_t *ctx, int dst, uint64_t off, int op, uint64_t operand
 #define RQ_MAX 3
 
 /* rq_barrier - dissemination barrier over all ranks; runs handlers while
- * it waits.  Returns 0, RQ_EINVAL, RQ_EPEER, RQ_EPERM (from a handler).
- * Blocking, collective: every rank calls the same collectives in the same
- * order. */
+ * it waits.  It orders no other message: one sent before it may arrive
+ * after it ends (from another node, or parked in its sender's outbox
+ * while our lane was full); wait for such messages by count
+ * (rq_wait_until), or use the stores' rq_all_store_sync.  Returns 0,
+ * RQ_EINVAL, RQ_EPEER, RQ_EPERM (from a handler).  Blocking, collective:
+ * every rank calls the same collectives in the same order. */
 RQ_API int rq_barrier(rq_ctx_t *ctx);
 
 /* rq_broadcast - copy len bytes of root's buf into buf on every rank
