@@ -21,13 +21,17 @@
  * --app-threads A (2..64): then A threads of rank 0 also miss at once,
  * each on a one-block region of its own homed on rank 1 (flushed before
  * each miss): the latency of a miss among A concurrent ones, and the
- * node's misses per second (the protocol's throughput at the home).
+ * node's misses per second (the protocol's throughput at the home); then
+ * the same threads hit at once, thread t on block t of one small region
+ * of A blocks held here (the hit path's scaling: no line written by two
+ * threads per section; beside the one-thread read hit above).
  *
  * Usage: dsmlat [--protocol pdq|multiplexed|poll|spinlock] [--threads T]
  *               [--app-threads A] [--block B] [iterations (default 2000)] */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +116,11 @@ struct conc {
     uint64_t         n;
     _Atomic uint64_t ticks;  /* the threads' miss time, summed */
     _Atomic int      go;
+    rqdsm_region_t  *hits;   /* then hits: block t of this region */
+    size_t           block;
+    uint64_t         nhits;
+    _Atomic unsigned warm;   /* threads holding their block's copy */
+    _Atomic int      go_hits;
 };
 
 static void *miss_main(void *arg)
@@ -129,6 +138,16 @@ static void *miss_main(void *arg)
         rqdsm_end_read(r, 0, 0);
     }
     atomic_fetch_add(&c->ticks, sum);
+    const size_t mine = (size_t)(uintptr_t)((void **)arg)[2] * c->block;
+    rqdsm_start_read(c->hits, mine, 8); /* the copy is here before the clock */
+    rqdsm_end_read(c->hits, mine, 8);
+    atomic_fetch_add(&c->warm, 1);
+    while (!atomic_load(&c->go_hits))
+        ;
+    for (uint64_t i = 0; i < c->nhits; i++) {
+        rqdsm_start_read(c->hits, mine, 8);
+        rqdsm_end_read(c->hits, mine, 8);
+    }
     return NULL;
 }
 
@@ -158,7 +177,7 @@ int main(int argc, char **argv)
     rq_handler_register(ctx, H_PONG, on_pong, NULL, 0);
     rq_handler_register(ctx, H_TURN, on_turn, NULL, 0);
     rqdsm_attr_t attr = {.block = (unsigned)block, .threads = (unsigned)threads,
-                         .app_threads = (unsigned)na};
+                         .app_threads = na > 1 ? (unsigned)na + 1 : 1u}; /* the A and main */
     attr.protocol = proto == 2 ? RQDSM_PROTO_POLL : proto == 3 ? RQDSM_PROTO_SPINLOCK
                                                                : RQDSM_PROTO_PDQ;
     attr.pdq_mode = proto == 1 ? RQ_PDQ_MULTIPLEXED : RQ_PDQ_DEDICATED;
@@ -246,33 +265,41 @@ int main(int argc, char **argv)
         rq_barrier(ctx);
     }
     /* A threads of rank 0 missing at once, each on its own region. */
-    double conc_ns = 0, conc_rate = 0;
+    double conc_ns = 0, conc_rate = 0, hits_ns = 0;
     if (na > 1) {
-        uint64_t rids[64] = {0};
-        rqdsm_region_t *cr[64];
+        uint64_t rids[65] = {0};
+        rqdsm_region_t *cr[65];
         for (int t = 0; t < na; t++)
             if (me == 1 && rqdsm_create(dsm, attr.block, &rids[t]) != 0)
                 return rqa_fail(ctx, "ERROR: rqdsm_create failed");
+        if (me == 1 && rqdsm_create(dsm, (size_t)attr.block * (size_t)na, &rids[na]) != 0)
+            return rqa_fail(ctx, "ERROR: rqdsm_create failed");
         rq_broadcast(ctx, 1, rids, sizeof rids);
-        for (int t = 0; t < na; t++)
+        for (int t = 0; t <= na; t++)
             if (rqdsm_map(dsm, rids[t], &cr[t]) != 0)
                 return rqa_fail(ctx, "ERROR: rqdsm_map failed");
         rq_barrier(ctx);
         if (me == 0) {
-            struct conc c = {cr, n, 0, 0};
+            struct conc c = {cr, n, 0, 0, cr[na], attr.block, 50 * n, 0, 0};
             pthread_t th[64];
-            void *args[64][2];
+            void *args[64][3];
             for (int t = 0; t < na; t++) {
                 args[t][0] = &c;
                 args[t][1] = cr[t];
+                args[t][2] = (void *)(uintptr_t)t;
                 if (pthread_create(&th[t], NULL, miss_main, args[t]) != 0)
                     return rqa_fail(ctx, "ERROR: a thread did not start");
             }
             uint64_t t0 = rqa_ticks();
             atomic_store(&c.go, 1);
+            while (atomic_load(&c.warm) < (unsigned)na)
+                ;
+            double wall = rqa_ticks_to_s(rqa_ticks() - t0);
+            uint64_t t1 = rqa_ticks();
+            atomic_store(&c.go_hits, 1);
             for (int t = 0; t < na; t++)
                 pthread_join(th[t], NULL);
-            double wall = rqa_ticks_to_s(rqa_ticks() - t0);
+            hits_ns = rqa_ticks_to_s(rqa_ticks() - t1) * 1e9 / (double)c.nhits;
             conc_ns = rqa_ticks_to_s(atomic_load(&c.ticks)) * 1e9 / (double)(n * (uint64_t)na);
             conc_rate = (double)(n * (uint64_t)na) / wall;
             rq_request(ctx, 1, H_TURN, NULL, 0, NULL, 0, 0);
@@ -282,7 +309,7 @@ int main(int argc, char **argv)
                 rqdsm_poll(dsm);
         }
         rq_barrier(ctx);
-        for (int t = 0; t < na; t++)
+        for (int t = 0; t <= na; t++)
             rqdsm_unmap(cr[t]);
     }
     rqdsm_stats_t st;
@@ -308,8 +335,13 @@ int main(int argc, char **argv)
         printf("Single read miss     = %.0f median, %.0f p99 (ns); median / AM RT = %.2f\n",
                p50 * tick_ns, single[nsamples * 99 / 100] * tick_ns, p50 * tick_ns / a);
         if (na > 1)
+        {
             printf("Read miss, %2d at once = %.0f ns each, %.0f misses/s on the node\n", na,
                    conc_ns, conc_rate);
+            printf("Read hit, %2d at once  = %.1f ns each (own blocks of one region; one "
+                   "thread alone: the read hit above)\n",
+                   na, hits_ns);
+        }
         printf("Misses (rank 0)      = %llu read, %llu write\n",
                (unsigned long long)st.read_misses, (unsigned long long)st.write_misses);
         print_table1(sum);

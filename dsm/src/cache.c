@@ -361,14 +361,18 @@ static int request(rqdsm_t *d, struct rqdsm_region *r, size_t b, int wr, uint32_
  * threads than attr.app_threads: they use the word). */
 static _Thread_local struct {
     const rqdsm_t *d;
+    uint64_t       gen;
     int            row;
 } my_row __attribute__((tls_model("initial-exec")));
 
+/* Checked by generation, not by address alone: an instance made after
+ * another was freed may sit at its address, with fewer rows. */
 static int row_of(rqdsm_t *d)
 {
-    if (my_row.d != d) {
+    if (my_row.d != d || my_row.gen != d->gen) {
         unsigned i = atomic_fetch_add_explicit(&d->next_thread, 1, memory_order_relaxed);
         my_row.d = d;
+        my_row.gen = d->gen;
         my_row.row = i < d->app_threads ? (int)i : -1;
     }
     return my_row.row;
@@ -376,7 +380,7 @@ static int row_of(rqdsm_t *d)
 
 static _Atomic uint32_t *fast_slot(struct rqdsm_region *r, size_t b, int row)
 {
-    return &r->rd[(size_t)row * r->nblocks + b];
+    return &r->rd[(size_t)row * r->rowstride + b];
 }
 
 

@@ -146,8 +146,11 @@ struct rqdsm_region {
     size_t              size, nblocks;
     unsigned char      *mem;      /* nblocks * block bytes (home: the master) */
     _Atomic uint32_t   *entry;    /* one word per block */
-    _Atomic uint32_t   *rd;       /* app_mt: fast read holds, rd[t * nblocks + b]
+    _Atomic uint32_t   *rd;       /* app_mt: fast read holds, rd[t * rowstride + b]
                                      for the rank's thread t (only t writes them) */
+    size_t              rowstride; /* nblocks rounded up to whole lines: rows of
+                                      small regions shared lines, and each read
+                                      section wrote another thread's line */
     atomic_flag        *lock;     /* RQDSM_PROTO_SPINLOCK: one per block */
     struct dir         *dir;      /* home only */
     uint64_t           *sharers;  /* home only: words_per_block per block */
@@ -180,6 +183,8 @@ struct rqdsm {
     int              app_mt;    /* attr.app_threads > 1: per-thread section records */
     unsigned         app_threads;        /* attr.app_threads: rd rows per region */
     _Atomic unsigned next_thread;        /* rows handed out to threads */
+    uint64_t         gen;                /* this instance, among every one of the
+                                            process (a thread's row is per gen) */
     unsigned         qid, hbase;
     unsigned         words; /* sharer bitmap words per block */
     uint32_t         next_serial;

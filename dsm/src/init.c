@@ -126,6 +126,8 @@ int rqdsm_init(rq_ctx_t *ctx, const rqdsm_attr_t *attr, rqdsm_t **out)
         free(d);
         return RQ_ENOMEM;
     }
+    static _Atomic uint64_t instances;
+    d->gen = atomic_fetch_add_explicit(&instances, 1, memory_order_relaxed) + 1;
     d->ctx = ctx;
     d->me = me;
     d->np = np;

@@ -103,8 +103,13 @@ static struct rqdsm_region *region_alloc(rqdsm_t *d, rqdsm_rid_t rid, size_t siz
     r->mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
     r->entry = calloc(r->nblocks, sizeof *r->entry);
     int ok = r->mem && r->entry;
-    if (ok && d->app_mt)
-        ok = (r->rd = calloc(r->nblocks * d->app_threads, sizeof *r->rd)) != NULL;
+    if (ok && d->app_mt) {
+        r->rowstride = (r->nblocks + 15) & ~(size_t)15; /* 16 counters a line */
+        const size_t rdbytes = r->rowstride * d->app_threads * sizeof *r->rd;
+        if ((r->rd = aligned_alloc(64, rdbytes)) != NULL)
+            memset((void *)r->rd, 0, rdbytes);
+        ok = r->rd != NULL;
+    }
     if (ok && d->protocol == RQDSM_PROTO_SPINLOCK)
         ok = (r->lock = calloc(r->nblocks, sizeof *r->lock)) != NULL;
     if (ok && r->home == d->me) {
@@ -294,7 +299,7 @@ uint32_t rqdsm_fast_readers(const struct rqdsm_region *r, size_t b)
     uint32_t n = 0;
     if (r->rd != NULL)
         for (unsigned t = 0; t < r->dsm->app_threads; t++)
-            n += atomic_load_explicit(&r->rd[(size_t)t * r->nblocks + b], memory_order_seq_cst);
+            n += atomic_load_explicit(&r->rd[(size_t)t * r->rowstride + b], memory_order_seq_cst);
     return n;
 }
 
