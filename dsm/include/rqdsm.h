@@ -41,7 +41,14 @@
  *     open on what they change.
  *   - attr.app_threads (default 1) turns on the per-thread records that
  *     nesting and end checks need with several threads (about 2 ns per
- *     section); under RQDSM_PROTO_POLL it also makes the context
+ *     section).  Each of the first app_threads threads that open a
+ *     section after rqdsm_init gets a row of read records on lines of its
+ *     own, kept until rqdsm_finalize: its read hits write no line another
+ *     thread writes.  Later threads (more in all than app_threads, also
+ *     when earlier ones have exited) are served as correctly through the
+ *     block's shared word, each hit writing it: size app_threads for
+ *     every thread that will read, not only those at once.  Under
+ *     RQDSM_PROTO_POLL it also makes the context
  *     thread-safe (as RQ_THREAD_SAFE=1; the other organisations' PDQ does
  *     so anyway).  With 1, one thread at a time calls rqdsm: the one that
  *     called rqdsm_init, or another while that one is outside rqdsm (a
@@ -107,7 +114,9 @@ typedef struct rqdsm_attr {
     unsigned qid;          /* 0 = RQDSM_QID */
     unsigned handler_base; /* 0 = RQDSM_HANDLER_BASE */
     unsigned app_threads;  /* application threads of a rank that call rqdsm
-                              at once, at most 1024; 0 = 1 (see THREADS) */
+                              (at once, and rows for the first this many
+                              over the instance's life), at most 1024;
+                              0 = 1 (see THREADS) */
 } rqdsm_attr_t;
 
 typedef struct rqdsm_stats {
