@@ -14,7 +14,9 @@
 
 #include "dsm.h"
 
-_Thread_local unsigned rqdsm_counter_slot1;
+/* initial-exec: a general-dynamic access from this shared library called
+ * __tls_get_addr at every count. */
+_Thread_local unsigned rqdsm_counter_slot1 __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t  slot_once = PTHREAD_ONCE_INIT;

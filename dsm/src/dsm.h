@@ -216,7 +216,7 @@ struct rqdsm_counters {
 };
 
 /* This thread's block index plus one (0: none yet). */
-extern _Thread_local unsigned rqdsm_counter_slot1;
+extern _Thread_local unsigned rqdsm_counter_slot1 __attribute__((tls_model("initial-exec")));
 unsigned rqdsm_counter_slot_take(void);
 struct rqdsm_counters *rqdsm_counters_alloc(void);
 
@@ -246,7 +246,7 @@ static inline uint64_t rqdsm_ticks(void)
 
 /* Ticks a handler on this thread spent sending a read grant's bytes
  * (grant sets it; the request handler reads and clears it). */
-extern _Thread_local uint64_t rqdsm_grant_send_ticks;
+extern _Thread_local uint64_t rqdsm_grant_send_ticks __attribute__((tls_model("initial-exec")));
 
 /* init.c */
 int  rqdsm_send(rqdsm_t *d, int dst, int h, uint64_t key, const uint64_t *args, unsigned nargs,

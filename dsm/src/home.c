@@ -7,7 +7,7 @@
 
 #include "dsm.h"
 
-_Thread_local uint64_t rqdsm_grant_send_ticks;
+_Thread_local uint64_t rqdsm_grant_send_ticks __attribute__((tls_model("initial-exec")));
 
 static uint64_t *bits_of(struct rqdsm_region *r, size_t b)
 {
