@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rq.h>
 #include <rqdsm.h>
@@ -295,6 +296,9 @@ int main(int argc, char **argv)
             while (atomic_load(&c.warm) < (unsigned)na)
                 ;
             double wall = rqa_ticks_to_s(rqa_ticks() - t0);
+            /* Rank 1 stops polling for the hits (on 2 CPUs its busy poll
+             * took one of the hitting threads' CPUs). */
+            rq_request(ctx, 1, H_TURN, NULL, 0, NULL, 0, 0);
             uint64_t t1 = rqa_ticks();
             atomic_store(&c.go_hits, 1);
             for (int t = 0; t < na; t++)
@@ -305,8 +309,14 @@ int main(int argc, char **argv)
             rq_request(ctx, 1, H_TURN, NULL, 0, NULL, 0, 0);
         } else if (me == 1) {
             expect++;
-            while (turns < expect)
+            while (turns < expect) /* the misses */
                 rqdsm_poll(dsm);
+            expect++;
+            while (turns < expect) { /* the hits: nothing to serve */
+                struct timespec nap = {0, 200000};
+                rqdsm_poll(dsm);
+                nanosleep(&nap, NULL);
+            }
         }
         rq_barrier(ctx);
         for (int t = 0; t <= na; t++)
