@@ -13,7 +13,7 @@ static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct rqi_mt *live;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
-static _Thread_local int exit_armed;
+static _Thread_local int exit_armed __attribute__((tls_model("initial-exec")));
 
 static void owner_exits(void *arg)
 {

@@ -73,7 +73,7 @@ struct rqi_promote {
     unsigned         ntids;
 };
 
-static _Thread_local int on_pool;
+static _Thread_local int on_pool __attribute__((tls_model("initial-exec")));
 
 int rqi_promote_on_pool(void) { return on_pool; }
 

@@ -16,7 +16,7 @@
 
 /* Atomicity depth of handlers run by the progress thread (already atomic;
  * kept only to validate begin/end pairs). */
-static _Thread_local int progress_atomic;
+static _Thread_local int progress_atomic __attribute__((tls_model("initial-exec")));
 
 
 
