@@ -82,7 +82,8 @@
  *   slots[i].done[2]: entries completed by thread i
  *     (PDQ threads own theirs and store; helpers take the extra slots
  *     in turn, by a relaxed RMW on helper_turn once per thread and PDQ,
- *     sharing one only past PDQ_EXTRA_SLOTS, and add).  done is stored with release after the handler returned,
+ *     sharing one only past PDQ_EXTRA_SLOTS, and add).  done is stored
+ *     with release after the handler returned,
  *     read with acquire by drain and by the SEQUENTIAL check, so a
  *     drainer or a SEQUENTIAL handler sees the handlers' effects, and
  *     the ctx's pdq_rejected count (added relaxed before that release).
