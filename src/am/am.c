@@ -388,6 +388,46 @@ static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
     return send(ctx, dst, RQ_AM_QUEUE, handler, 0, args, nargs, data, len, flags);
 }
 
+int rqi_send_keyed(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
+                   unsigned nargs, uint64_t key, const void *data, size_t len, unsigned flags)
+{
+    const unsigned nw = nargs + 1; /* the key rides as the last word */
+    if (RQI_LIKELY(len <= ctx->medium_max && !ctx->fail.failed && !ctx->remote[dst] &&
+                   rqi_vfifo_head(&ctx->outbox[dst]) == NULL)) {
+        unsigned n = (unsigned)((sizeof(struct rqi_pkt) + 8u * nw + len + RQI_SLOT_BYTES - 1) /
+                                RQI_SLOT_BYTES);
+        uint64_t pos;
+        struct rqi_pkt *p = rqi_ring_tx_reserve(&ctx->tx[dst], n, ctx->job32,
+                                                (uint32_t)ctx->rank, &pos);
+        if (RQI_LIKELY(p != NULL)) {
+            uint64_t w[3] = {ctx->hdr_w0,
+                             (uint64_t)tag | (uint64_t)qid << 32 | (uint64_t)nw << 48 |
+                                 (uint64_t)RQI_PK_INLINE << 56,
+                             (uint64_t)len | (uint64_t)n << 32 |
+                                 (uint64_t)(RQI_PF_KEY | pf_intr(flags)) << 48};
+            uint64_t *a = (uint64_t *)(p + 1);
+            size_t first = len != 0 ? rqi_pkt_copy_tail(p, (char *)(a + nw) - (char *)p, data, len)
+                                    : 0;
+            memcpy((char *)p + 8, w, sizeof w);
+            for (unsigned i = 0; i < nargs; i++)
+                a[i] = args[i];
+            a[nargs] = key;
+            if (first != 0)
+                memcpy(a + nw, data, first);
+            rqi_ring_tx_publish(p, pos);
+            ctx->stats.sent++;
+            note_sent(ctx, dst, qid, tag, RQI_PF_KEY, flags);
+            rqi_vni_pdq_sent(ctx, dst, qid);
+            return 0;
+        }
+    }
+    uint64_t a[RQ_MAX_ARGS + 1];
+    for (unsigned i = 0; i < nargs; i++)
+        a[i] = args[i];
+    a[nargs] = key;
+    return send(ctx, dst, qid, tag, RQI_PF_KEY, a, nw, data, len, flags);
+}
+
 int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
                unsigned nargs, const void *data, size_t len, unsigned flags)
 {

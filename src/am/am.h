@@ -32,6 +32,14 @@ int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags
              const uint64_t *args, unsigned nargs, const void *data, size_t len,
              unsigned flags);
 
+/* A PDQ message (rq_pdq_enqueue; arguments already validated, qid a
+ * valid queue id): args, then the key as one more word (RQI_PF_KEY).
+ * A short or in-place medium message to a destination with no parked
+ * packets and room in its ring is written as rq_request writes its
+ * packets; anything else goes through rqi_send. */
+int rqi_send_keyed(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
+                   unsigned nargs, uint64_t key, const void *data, size_t len, unsigned flags);
+
 /* The announcement of a long request whose bytes are already in dst's
  * segment at off (gas/async.h): sent, or parked in the outbox when the
  * lane is full; never blocks.  0, RQ_EPEER, RQ_ENOMEM. */

@@ -17,6 +17,21 @@ int rqi_asym_register(void)
 #endif
 }
 
+int rqi_asym_register_global(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    return 1;
+#else
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) != 0;
+#endif
+}
+
+void rqi_asym_heavy_global(void)
+{
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)
+        rqi_full_fence(); /* cannot happen once registered; the caller's side at least */
+}
+
 void rqi_asym_heavy(int heavy)
 {
     if (heavy)

@@ -43,4 +43,15 @@ static RQI_ALWAYS_INLINE void rqi_asym_light(int heavy)
 /* The rare side's fence (a system call, microseconds). */
 void rqi_asym_heavy(int heavy);
 
+/* The same pair across the processes of a node (a PDQ's senders and its
+ * last thread going to sleep: pdq.c, vni.c).  Register this process as a
+ * target of other processes' global barriers: 0 done (its frequent side
+ * may use rqi_asym_light), 1 not (it fences).  Once, at rq_init. */
+int rqi_asym_register_global(void);
+
+/* The rare side across processes: a full barrier on every running thread
+ * of every registered process, and on the caller (registered callers
+ * only). */
+void rqi_asym_heavy_global(void);
+
 #endif

@@ -91,6 +91,9 @@ struct rqi_vni_area {
                                                            sleep; senders ring RQI_BELL_PDQ */
     _Atomic uint64_t pdq_rung;                          /* bit q: a sender rang for that sleep
                                                            (cleared as the next one arms) */
+    _Atomic uint32_t pdq_mb;  /* 1: this rank's sleepers issue a global membarrier
+                                 (set at rq_init, before any PDQ): registered
+                                 senders need no fence (rqi_vni_pdq_sent) */
     /* Overflow control's STOP (src/vni/overflow.c): how many ranks of the
      * job are in overflow.  Every member adds 1 here for every other rank
      * (a plain atomic on this node, a UCP atomic from another: the area is

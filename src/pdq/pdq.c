@@ -45,6 +45,11 @@
  *              under light load, while no SEQUENTIAL entry waits, its
  *              key's shard is empty and its key free, runs from a copy on
  *              the finding thread's stack, never queued (direct_run).
+ *   solo       While nothing of q is queued, admitted or running, a PDQ
+ *              thread taking packets in runs q's small packets one after
+ *              another from copies on its stack, with no entry, no count
+ *              and no key claim (solo_burst: one thread in arrival order),
+ *              until anything else arrives (solo_settle).
  *   Per-key order is arrival order: a key's entries are in one shard in
  *   arrival order, admitted from its head, and wait in the `pend` FIFO of
  *   their key's holder.  No lock is taken per message by all threads:
@@ -101,11 +106,21 @@
  *     mu, counting the signal in `signalled` (under mu) until a sleeper
  *     is up; one of the two sees the other, and a sleeper already
  *     signalled is not signalled again.
+ *   solo, solo_e  written only by the lease holder (the runner): IDLE at
+ *     the lease (under in_lk and the context), RUNNING (release) while it
+ *     owns the context, IDLE after each handler (release), 0 at its end;
+ *     read with acquire by solo_settle.  solo_stop, solo_live: written by
+ *     solo_settle under in_lk, reset by a lease; the runner loads
+ *     solo_stop relaxed after each message (the asymmetric Dekker pair
+ *     at "solo dispatch: the books") and once it owns the context again,
+ *     and solo_live under in_lk.
  *   area->pdq_idle (job segment)  bit qid is set (seq_cst RMW) when the
  *     last awake PDQ thread goes to sleep with no deadline, cleared when
- *     one wakes.  A sender publishes its packet (release), issues a
- *     seq_cst fence and loads the bit; the sleeper sets the bit, then
- *     loads the lanes' tails and heads.  One of the two sees the other,
+ *     one wakes.  A sender publishes its packet (release), fences and
+ *     loads the bit; the sleeper sets the bit, (with pdq_mb) issues a
+ *     global membarrier, then loads the lanes' tails and heads.  The
+ *     sender's fence is a compiler fence when its process is a target of
+ *     that membarrier (asym.h), else seq_cst.  One of the two sees the other,
  *     so either the sender or the sleeper rings RQI_BELL_PDQ and the
  *     progress thread wakes a PDQ thread (rqi_pdq_wake), which takes the
  *     packet in.  area->pdq_rung bit qid: one sender rings per sleep, the
@@ -231,6 +246,13 @@ struct rq_pdq {
     _Alignas(64) _Atomic uint64_t nbacklog; /* entries in the shards */
     _Alignas(64) _Atomic int intake;        /* a PDQ thread or helper pumps */
     _Atomic unsigned   helper_turn;         /* the next helper's extra slot (my_slot) */
+    /* Solo dispatch (solo_burst): the runner's word and the message it
+     * runs, written per message by the runner and read by every arrival;
+     * then what the arrivals tell it (under in_lk), read per message. */
+    _Alignas(64) _Atomic uint64_t solo;
+    struct pdq_entry *_Atomic solo_e;
+    _Alignas(64) _Atomic unsigned solo_stop;
+    uint64_t         solo_live;
     _Alignas(64) _Atomic uint64_t gen_open; /* SEQUENTIAL entries completed */
     _Atomic uint64_t   seq_arrived;         /* SEQUENTIAL entries arrived */
     _Atomic unsigned   seq_queued;          /* ... and not yet taken to run */
@@ -519,6 +541,70 @@ static struct pdq_entry *key_take_pending(struct rq_pdq *q, struct pdq_entry *r)
     return list;
 }
 
+/* ---- solo dispatch: the books ---------------------------------------------
+ * (The run itself is solo_burst, beside direct dispatch.)
+ * q->solo, written only by the thread holding the lease (the runner):
+ *   0                      no lease;
+ *   seq << 2 | SOLO_IDLE    leased, nothing running;
+ *   seq << 2 | SOLO_RUNNING the runner runs its message seq (solo_e) with
+ *                          the context let go.
+ * seq counts the runner's messages, so others see it move (solo_elsewhere).
+ * solo_stop and solo_live, written under in_lk by solo_settle and reset by
+ * the next lease: stop asks the runner to end the lease; live is seq + 1
+ * once message seq was put in the books while it ran.
+ * A message ends with a Dekker pair against solo_settle, asymmetric
+ * (core/asym.h: the runner pays a compiler fence, a settler a membarrier):
+ *     runner:  solo = IDLE | seq + 1 (release); light fence; load stop
+ *     settler: stop = 1; heavy fence; load solo (acquire)
+ * Either the settler finds the message still RUNNING (and puts it in the
+ * books; the runner will see stop and finish it as a direct entry), or it
+ * finds it over, its handler's effects before the load.  Every arrival of
+ * a message for q owns the context (its lock, or the progress thread's
+ * claim), and the runner owns it whenever it starts a message: an arrival
+ * that finds no message running sets stop, which the runner reads as soon
+ * as it owns the context again, before it could start another.  A drain
+ * closing an epoch (in_lk only) settles a RUNNING message. */
+enum { SOLO_IDLE = 1, SOLO_RUNNING = 2 };
+
+static uint64_t solo_word(uint64_t seq, unsigned state) { return seq << 2 | state; }
+
+/* Under in_lk, by whatever makes a message of q arrive (arrival) or
+ * closes an epoch.  A solo message running now enters the books first: it
+ * is counted arrived (in the open epoch) and claims its key, so what
+ * arrives after it waits for it as for any entry, a drain waits for it,
+ * and a SEQUENTIAL entry counts it before itself.  The key is free: when
+ * the lease was taken nothing of q was queued or running and the key
+ * table was empty (every holder is counted done after leaving it,
+ * key_finish), and everything that arrived since came through here first.
+ * At most one membarrier per lease: the runner stops at the next look. */
+static void solo_settle(struct rq_pdq *q, int arrival)
+{
+    uint64_t v = atomic_load_explicit(&q->solo, memory_order_acquire);
+    if (RQI_LIKELY(v == 0))
+        return;
+    if ((v & 3) != SOLO_RUNNING) {
+        if (arrival)
+            atomic_store_explicit(&q->solo_stop, 1, memory_order_relaxed);
+        return;
+    }
+    if (q->solo_live == (v >> 2) + 1)
+        return; /* in the books already */
+    atomic_store_explicit(&q->solo_stop, 1, memory_order_relaxed);
+    rqi_asym_heavy(q->ctx->mt.heavy);
+    v = atomic_load_explicit(&q->solo, memory_order_acquire);
+    if ((v & 3) != SOLO_RUNNING || q->solo_live == (v >> 2) + 1)
+        return; /* over (its effects are visible), or in the books */
+    struct pdq_entry *e = atomic_load_explicit(&q->solo_e, memory_order_relaxed);
+    q->solo_live = (v >> 2) + 1;
+    e->epoch = (uint8_t)q->epoch;
+    q->arrived[e->epoch]++;
+    q->arrived_all++;
+    if (e->key != RQ_KEY_NOSYNC && key_claim(q, e, 0) != 1) {
+        fputs("librq: pdq: a solo message's key was busy as it entered the books\n", stderr);
+        abort(); /* exclusion is broken: a bug, not a condition to go on from */
+    }
+}
+
 /* ---- rings ------------------------------------------------------------ */
 
 static unsigned ring_room(const struct pdq_ring *r)
@@ -590,10 +676,11 @@ static _Thread_local unsigned left_looks __attribute__((tls_model("initial-exec"
 #define PDQ_WATCH    64u
 static _Thread_local struct {
     uint64_t gen;
-    uint64_t mark[2][PDQ_WATCH], since[2][PDQ_WATCH];
+    uint64_t mark[3][PDQ_WATCH], since[3][PDQ_WATCH];
 } watch __attribute__((tls_model("initial-exec")));
 
-/* Whether another thread's shard (kind 0) or ring (kind 1) i, whose
+/* Whether another thread's shard (kind 0), ring (kind 1) or solo run
+ * (kind 2, solo_elsewhere) i, whose
  * marker reads `mark` now, has not moved for PDQ_STALL_NS. */
 static int owner_stalled(const struct rq_pdq *q, int kind, unsigned i, uint64_t mark)
 {
@@ -816,6 +903,7 @@ static int entry_push(struct rq_pdq *q, uint32_t src, uint32_t tag, uint64_t key
             return RQ_ENOMEM;
         in_lock(q);
     }
+    solo_settle(q, 1);
     e->key = key;
     e->src = src;
     e->tag = tag;
@@ -1041,9 +1129,30 @@ static void run_one(struct rq_pdq *q, struct pdq_entry *e, struct pdq_slot *s, s
         atomic_fetch_add_explicit(&q->ctx->pdq_rejected, 1, memory_order_relaxed);
     else
         (*ran)++;
+    if (keep)
+        return; /* its key's holder: counted done by key_finish */
     const unsigned ep = e->epoch;
-    if (!keep)
-        fb_put(q, fb, e);
+    fb_put(q, fb, e);
+    count_add(q, &s->done[ep], 1, memory_order_release);
+}
+
+/* e, holding its key, has run: run the key's pending entries as they
+ * come (the thread that finishes a key runs its next message), e keeping
+ * the key until none is left; then count e done.  e is counted last, once
+ * its key has left the table, so a thread that finds every arrived entry
+ * done (solo_lease) finds the key table empty. */
+static void key_finish(struct rq_pdq *q, struct pdq_entry *e, struct pdq_slot *s, struct freeb *fb,
+                       unsigned *ran)
+{
+    const unsigned ep = e->epoch;
+    struct pdq_entry *n;
+    while ((n = key_take_pending(q, e)) != NULL)
+        while (n != NULL) {
+            struct pdq_entry *next = n->next;
+            run_one(q, n, s, fb, ran, 0);
+            n = next;
+        }
+    fb_put(q, fb, e); /* out of the table now */
     count_add(q, &s->done[ep], 1, memory_order_release);
 }
 
@@ -1067,14 +1176,7 @@ static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *f
         }
     } else {
         run_one(q, e, s, fb, &ran, 1); /* e stays: it holds the key */
-        struct pdq_entry *n;
-        while ((n = key_take_pending(q, e)) != NULL)
-            while (n != NULL) {
-                struct pdq_entry *next = n->next;
-                run_one(q, n, s, fb, &ran, 0);
-                n = next;
-            }
-        fb_put(q, fb, e); /* out of the table now */
+        key_finish(q, e, s, fb, &ran);
     }
     rqi_pdq_handler_depth--;
     return ran;
@@ -1184,6 +1286,7 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
     struct pdq_entry *e = (struct pdq_entry *)(void *)buf;
     e->key = m.key;
     in_lock(q);
+    solo_settle(q, 1);
     /* Nothing waits for a SEQUENTIAL entry, nothing of its key is queued
      * (its shard is empty), the window has room, the key is free. */
     int ok = atomic_load_explicit(&q->seq_arrived, memory_order_relaxed) ==
@@ -1235,6 +1338,238 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
     return 1;
 }
 
+/* ---- solo dispatch ------------------------------------------------------
+ * Direct dispatch with no lock and no locked instruction per message.
+ * While nothing of q is queued, admitted or running anywhere (every
+ * arrived entry done, no SEQUENTIAL one waiting: the lease, solo_lease),
+ * a PDQ thread taking packets in is the only thread that runs anything of
+ * q, so it may run q's small packets one after another, each from a copy
+ * on its stack with the context let go, with no entry, no count and no key
+ * claim: one thread in arrival order keeps every key's order and
+ * exclusion.  Anything else that arrives meanwhile (another thread's
+ * intake, an application poll, a helper, the progress thread) or a drain
+ * goes through solo_settle first, which puts a running message in the
+ * books (counted, its key claimed) and stops the run; the runner then
+ * finishes that message as a direct entry.
+ * A direct run paid four locked instructions per message (in_lk, shard
+ * lock, key claim, key release), each of which waited for the packet's
+ * lines to come from the sender's core; a CAS per message in their place
+ * still cost a fifth of the rate (docs/pdq.md has the figures).
+ * Other threads leave the intake to a runner whose word keeps moving
+ * (solo_elsewhere): a handler that runs 20 us (PDQ_STALL_NS) lets them in,
+ * so a ready message never waits long behind one that blocks.  With more
+ * than one thread, a run whose messages take over PDQ_SOLO_SHORT_NS each
+ * stops, and the next PDQ_SOLO_PAUSE intakes queue as usual: such handlers
+ * go faster in parallel than one after another. */
+#define PDQ_SOLO_BURST     256u /* messages a run takes before its thread looks at the rest */
+#define PDQ_SOLO_SHORT_NS  200u /* the most a message may take for a run to go on (T > 1) */
+#define PDQ_SOLO_PAUSE     64u  /* intakes without a run after one found longer messages */
+#define PDQ_SOLO_DRY_LOOKS 64u  /* looks at dry lanes (a pause apart) before a run ends */
+#define PDQ_SOLO_AHEAD     16u  /* slots fetched ahead while the run is behind its senders */
+#define PDQ_SOLO_BEHIND    32u  /* messages without a dry look: behind */
+
+enum { SOLO_NO_LEASE, SOLO_HELD, SOLO_LET_GO };
+
+static _Thread_local uint64_t solo_seq __attribute__((tls_model("initial-exec")));
+static _Thread_local unsigned solo_pause __attribute__((tls_model("initial-exec")));
+
+/* Another thread runs q solo and its word keeps moving: leave the intake
+ * to it (an idle thread's trylock would only take the context from it,
+ * and its intake would end the lease). */
+static int solo_elsewhere(const struct rq_pdq *q)
+{
+    const uint64_t v = atomic_load_explicit(&q->solo, memory_order_relaxed);
+    return v != 0 && !owner_stalled(q, 2, 0, v);
+}
+
+/* Holding the context and the intake: take the lease if nothing of q is
+ * queued, admitted or running, and no other thread holds it.  The done
+ * counters are loaded with acquire: the handlers that ran before happen
+ * before the ones this thread runs. */
+static int solo_lease(struct rq_pdq *q)
+{
+    if (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 ||
+        atomic_load_explicit(&q->seq_queued, memory_order_relaxed) != 0 || seq_waiting(q) ||
+        atomic_load_explicit(&q->solo, memory_order_relaxed) != 0)
+        return 0;
+    in_lock(q);
+    const int quiet = atomic_load_explicit(&q->solo, memory_order_relaxed) == 0 &&
+                      !seq_waiting(q) && sum_done(q, -1) == q->arrived_all;
+    if (quiet) {
+        atomic_store_explicit(&q->solo_stop, 0, memory_order_relaxed);
+        q->solo_live = 0;
+        atomic_store_explicit(&q->solo, solo_word(solo_seq, SOLO_IDLE), memory_order_relaxed);
+    }
+    in_unlock(q);
+    return quiet;
+}
+
+/* End the lease (the runner only). */
+static void solo_end(struct rq_pdq *q, uint64_t seq)
+{
+    atomic_store_explicit(&q->solo, 0, memory_order_relaxed);
+    solo_seq = seq;
+}
+
+/* The runner saw stop after its message seq - 1 (e): end the lease; if
+ * the message was put in the books while it ran, finish it as a direct
+ * entry (its key's successors, then its done count).  The lease ends
+ * first: once e is done another thread may take a lease. */
+static void solo_stopped(struct rq_pdq *q, struct pdq_entry *e, uint64_t seq, struct freeb *fb)
+{
+    in_lock(q); /* what solo_settle wrote happens before */
+    const int live = q->solo_live == seq;
+    in_unlock(q);
+    solo_end(q, seq);
+    if (!live)
+        return;
+    struct pdq_slot *s = &q->slots[my_slot(q)];
+    unsigned ran = 0;
+    rqi_pdq_handler_depth++;
+    if (e->key != RQ_KEY_NOSYNC)
+        key_finish(q, e, s, fb, &ran);
+    else
+        count_add(q, &s->done[e->epoch], 1, memory_order_release);
+    rqi_pdq_handler_depth--;
+}
+
+/* Every lane of ours dry, holding the context: look again, a pause
+ * apart, up to PDQ_SOLO_DRY_LOOKS times (~2 us).  1: a packet came. */
+static int solo_dry_wait(rq_ctx_t *ctx)
+{
+    for (unsigned looks = 0; looks < PDQ_SOLO_DRY_LOOKS; looks++) {
+        rqi_cpu_relax();
+        for (unsigned k = 0; k < ctx->nlanes; k++)
+            if (rqi_ring_rx_peek(&ctx->rx[k]) != NULL)
+                return 1;
+    }
+    return 0;
+}
+
+/* Holding the context (taken by pump, depth 1) and the intake, with
+ * nothing ready of its own: run q's messages from the lanes while the
+ * lease holds; *n counts them.  SOLO_NO_LEASE: none may run solo now
+ * (queue as usual); SOLO_HELD: the context and the intake are still held
+ * (take the rest in as usual); SOLO_LET_GO: both were let go. */
+static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
+{
+    rq_ctx_t *ctx = q->ctx;
+    if (solo_pause != 0) {
+        solo_pause--;
+        return SOLO_NO_LEASE;
+    }
+    if (!lanes_busy(ctx) || !solo_lease(q))
+        return SOLO_NO_LEASE;
+    _Alignas(8) unsigned char buf[sizeof(struct pdq_entry) + PDQ_DIRECT_BYTES];
+    struct pdq_entry *e = (struct pdq_entry *)(void *)buf;
+    e->how = RQI_PDQ_DIRECT;
+    e->small = 0;
+    e->bytes = 0;
+    atomic_store_explicit(&q->solo_e, e, memory_order_relaxed);
+    const int heavy = ctx->mt.heavy;
+    const uint64_t t0 = q->nthreads > 1 ? rqi_mono_ns() : 0;
+    uint64_t seq = solo_seq;
+    unsigned l = 0, empty = 0, ran = 0, fresh = 0;
+    for (;;) {
+        struct rqi_ring_rx *rx = &ctx->rx[l];
+        /* As rq_poll reads a lane: the checks inline, the rare cases
+         * (padding, rejects, a failed job) through rqi_rx_next_lane. */
+        struct rqi_pkt *p = rqi_ring_rx_peek(rx);
+        if (RQI_UNLIKELY(p != NULL && (p->kind == RQI_PK_PAD || ctx->fail.failed ||
+                                       rqi_pkt_check(ctx, rx, p) != RQI_PKT_OK)))
+            p = rqi_rx_next_lane(ctx, rx);
+        if (p == NULL) {
+            rqi_ring_rx_idle(rx);
+            if (++empty < ctx->nlanes) {
+                l = l + 1 == ctx->nlanes ? 0 : l + 1;
+                continue;
+            }
+            /* Every lane dry: the run has caught up with its senders.  It
+             * looks again for a while before it ends: ending at every dry
+             * look took a new lease per message or two, and the run fell
+             * behind its sender for good (each packet's line then comes
+             * from the sender's cache, ~2x the cost). */
+            if (!solo_dry_wait(ctx))
+                break;
+            empty = 0;
+            fresh = 0;
+            continue;
+        }
+        empty = 0;
+        if (ctx->pdq[p->qid] != q || p->kind != RQI_PK_INLINE)
+            break; /* another queue's, or not in one piece: as usual */
+        rq_msg_t m;
+        rqi_msg_from_pkt(ctx, p, &m);
+        if (m.key == RQ_KEY_SEQUENTIAL || 8u * m.nargs + m.len > PDQ_DIRECT_BYTES)
+            break;
+        /* e: what solo_settle and solo_stopped need (the key, to be
+         * claimed); m: the handler's view of the copy. */
+        e->key = m.key;
+        e->nargs = (uint8_t)m.nargs;
+        e->len = m.len;
+        for (unsigned i = 0; i < m.nargs; i++) /* a word or two: `rep movs` took longer */
+            e->args[i] = m.args[i];
+        m.args = e->args;
+        if (m.len != 0) {
+            memcpy(e->args + m.nargs, m.data, m.len);
+            m.data = e->args + m.nargs;
+        } else {
+            m.data = NULL;
+        }
+        uint64_t pos = rqi_ring_rx_take(rx, p);
+        rqi_ring_rx_release(rx, p, pos);
+        /* Behind its senders, the run waited for each packet's line from
+         * the sender's core in turn: fetch the lines ahead.  Not while it
+         * keeps up, where they are the lines being written. */
+        if (++fresh >= PDQ_SOLO_BEHIND)
+            __builtin_prefetch(rqi_ring_slot(rx->slots, rx->nslots, rx->scan + PDQ_SOLO_AHEAD));
+        ctx->stats.received++;
+        /* Under the context: an arrival or a drain that finds the packet
+         * gone from the lane finds the message RUNNING. */
+        atomic_store_explicit(&q->solo, solo_word(seq, SOLO_RUNNING), memory_order_release);
+        rqi_vni_leave(&ctx->vni, ctx);
+        atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
+        rqi_mt_unlock(&ctx->mt);
+        rqi_pdq_handler_depth++;
+        const struct rqi_handler *h = &ctx->handlers[m.handler < RQ_MAX_HANDLERS ? m.handler : 0];
+        if (RQI_LIKELY(m.handler < RQ_MAX_HANDLERS && h->fn != NULL))
+            h->fn(ctx, &m, h->arg);
+        else
+            atomic_fetch_add_explicit(&ctx->pdq_rejected, 1, memory_order_relaxed);
+        rqi_pdq_handler_depth--;
+        (*n)++;
+        ran++;
+        seq++;
+        /* The runner's half of the pair (above): the release orders the
+         * handler's effects before the word. */
+        atomic_store_explicit(&q->solo, solo_word(seq, SOLO_IDLE), memory_order_release);
+        rqi_asym_light(heavy);
+        if (atomic_load_explicit(&q->solo_stop, memory_order_relaxed) != 0) {
+            solo_stopped(q, e, seq, fb);
+            return SOLO_LET_GO;
+        }
+        if (ran == PDQ_SOLO_BURST ||
+            (t0 != 0 && ran % 16 == 0 && rqi_mono_ns() - t0 > (uint64_t)ran * PDQ_SOLO_SHORT_NS)) {
+            if (ran != PDQ_SOLO_BURST)
+                solo_pause = PDQ_SOLO_PAUSE;
+            solo_end(q, seq);
+            return SOLO_LET_GO;
+        }
+        if (!rqi_mt_trylock(&ctx->mt)) {
+            solo_end(q, seq);
+            return SOLO_LET_GO;
+        }
+        atomic_store_explicit(&q->intake, 1, memory_order_relaxed);
+        rqi_vni_enter(&ctx->vni, ctx);
+        if (atomic_load_explicit(&q->solo_stop, memory_order_relaxed) != 0) {
+            solo_end(q, seq); /* an arrival between messages */
+            return SOLO_HELD;
+        }
+    }
+    solo_end(q, seq);
+    return SOLO_HELD;
+}
+
 /* Take in the PDQ packets at the heads of our lanes, if the context is
  * free: the intake when nobody polls.  A lane whose head is another
  * queue's packet is left to the application's poll (or, once every PDQ
@@ -1247,20 +1582,30 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
     rq_ctx_t *ctx = q->ctx;
     /* One of q's threads takes packets in at a time: the others' trylocks
      * would only pull the context lock's line away from it. */
-    if (atomic_load_explicit(&q->intake, memory_order_relaxed) || !rqi_mt_trylock(&ctx->mt))
+    if (atomic_load_explicit(&q->intake, memory_order_relaxed) || solo_elsewhere(q) ||
+        !rqi_mt_trylock(&ctx->mt))
         return 0;
     atomic_store_explicit(&q->intake, 1, memory_order_relaxed);
-    /* Direct only with the context's lock taken here (not nested in a
-     * call that holds it) and delivery not forced through the buffer. */
-    if (direct != NULL && (!light || rqi_mt_depth(&ctx->mt) != 1 || ctx->buffer_always ||
-                           ctx->buffer_delay_ns))
+    struct pdq_ring *ring = pumping == q ? my_ring(q) : NULL;
+    /* Direct and solo only with the context's lock taken here (not nested
+     * in a call that holds it) and delivery not forced through the
+     * buffer; solo by q's own threads. */
+    const int alone = direct != NULL && rqi_mt_depth(&ctx->mt) == 1 && !ctx->buffer_always &&
+                      !ctx->buffer_delay_ns;
+    if (!alone || !light)
         direct = NULL;
     rqi_vni_enter(&ctx->vni, ctx);
     unsigned n = 0;
-    struct pdq_ring *ring = pumping == q ? my_ring(q) : NULL;
     /* Other nodes' PDQ messages are pushed as they are taken in. */
     if (RQI_UNLIKELY(ctx->ucx != NULL))
         n += (unsigned)ctx->net->progress(ctx);
+    if (alone && ring != NULL) {
+        const int r = solo_burst(q, fb, &n);
+        if (r == SOLO_LET_GO)
+            return n;
+        if (r == SOLO_HELD)
+            direct = NULL; /* what is left queues */
+    }
     for (unsigned l = 0; l < ctx->nlanes; l++) {
         struct rqi_ring_rx *rx = &ctx->rx[l];
         struct rqi_pkt *p;
@@ -1741,11 +2086,7 @@ int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned 
     if (!qid_ok(qid) || handler >= RQ_MAX_HANDLERS)
         return RQ_EINVAL;
     /* The key rides as one more argument word (RQI_PF_KEY). */
-    uint64_t a[RQ_MAX_ARGS + 1];
-    for (unsigned i = 0; i < nargs; i++)
-        a[i] = args[i];
-    a[nargs] = key;
-    RQI_GUARDED(ctx, rqi_send(ctx, dst, qid, handler, RQI_PF_KEY, a, nargs + 1, data, len, flags));
+    RQI_GUARDED(ctx, rqi_send_keyed(ctx, dst, qid, handler, args, nargs, key, data, len, flags));
 }
 
 /* Run up to max ready handlers on this thread (a helper: one entry at a
@@ -1867,6 +2208,7 @@ static int drain_body(struct rq_pdq *q)
      *    PDQ is run by idle application threads: this one is idle. */
     pthread_mutex_lock(&q->drain_mu);
     in_lock(q);
+    solo_settle(q, 0); /* a solo message running now is waited for too */
     const int ep = (int)q->epoch;
     const uint64_t due = q->arrived[ep];
     q->epoch ^= 1u;

@@ -226,6 +226,10 @@ int rqi_vni_init(rq_ctx_t *ctx)
     v->area = &rqi_shm_area(&ctx->shm, (uint32_t)ctx->rank)->vni;
     v->timeout_ns = ctx->cfg.v[RQI_CFG_ATOMIC_TIMEOUT_US] * 1000u;
     v->heavy = rqi_asym_register();
+    /* Before any PDQ of this rank exists, so before any sender reads it. */
+    v->mb_global = rqi_asym_register_global() == 0;
+    if (v->mb_global)
+        atomic_store_explicit(&v->area->pdq_mb, 1u, memory_order_relaxed);
     int rc = rqi_overflow_init(ctx);
     if (rc != 0)
         return rc;

@@ -98,6 +98,7 @@ struct rqi_vni {
     _Atomic int32_t  atomic;     /* rq_atomic_begin depth */
     int              on;         /* the progress thread runs */
     int              heavy;      /* no membarrier: seq_cst fences on both sides */
+    int              mb_global;  /* registered for other ranks' global membarriers */
     int              intr_mode;  /* RQ_INTR_* */
     _Atomic int      ovf_member; /* this rank is in the STOP set (overflow.c) */
     uint64_t         ovf_bytes, ovf_free, ovf_high; /* threshold, low- and high-water marks */
