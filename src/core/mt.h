@@ -166,6 +166,16 @@ static inline unsigned rqi_mt_depth(const struct rqi_mt *m)
     return in != 0 ? in : rqi_mt_held(m) ? m->depth : 0u;
 }
 
+/* Whether another thread may be waiting for the lock the caller holds:
+ * 0 only while the caller holds it by a bias still its own (a thread
+ * that wants the lock clears the bias first); held by the mutex, it
+ * cannot tell, and answers 1. */
+static inline int rqi_mt_maybe_wanted(const struct rqi_mt *m)
+{
+    return rqi_load_relaxed(&rqi_mt_self.in) == 0 ||
+           rqi_load_relaxed(&m->bias) != &rqi_mt_self;
+}
+
 /* Inside a long wait of an outermost call, let other threads in for a
  * moment (their sends, the PDQ's intake): release, pause, retake.  Nested
  * calls (a handler's sends) keep the lock: the state of the call around

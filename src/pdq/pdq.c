@@ -1365,6 +1365,7 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
 #define PDQ_SOLO_SHORT_NS  200u /* the most a message may take for a run to go on (T > 1) */
 #define PDQ_SOLO_PAUSE     64u  /* intakes without a run after one found longer messages */
 #define PDQ_SOLO_DRY_LOOKS 64u  /* looks at dry lanes (a pause apart) before a run ends */
+#define PDQ_SOLO_DRY_SHORT 8u   /* ... while another thread may want the context */
 #define PDQ_SOLO_AHEAD     16u  /* slots fetched ahead while the run is behind its senders */
 #define PDQ_SOLO_BEHIND    32u  /* messages without a dry look: behind */
 
@@ -1434,10 +1435,15 @@ static void solo_stopped(struct rq_pdq *q, struct pdq_entry *e, uint64_t seq, st
 }
 
 /* Every lane of ours dry, holding the context: look again, a pause
- * apart, up to PDQ_SOLO_DRY_LOOKS times (~2 us).  1: a packet came. */
+ * apart, up to PDQ_SOLO_DRY_LOOKS times (~3.5 us at 55 ns a pause), or
+ * PDQ_SOLO_DRY_SHORT while another thread may want the context, and at
+ * once when one does.  1: a packet came. */
 static int solo_dry_wait(rq_ctx_t *ctx)
 {
-    for (unsigned looks = 0; looks < PDQ_SOLO_DRY_LOOKS; looks++) {
+    const unsigned most = rqi_mt_maybe_wanted(&ctx->mt) ? PDQ_SOLO_DRY_SHORT : PDQ_SOLO_DRY_LOOKS;
+    for (unsigned looks = 0; looks < most; looks++) {
+        if (rqi_mt_maybe_wanted(&ctx->mt) && looks >= PDQ_SOLO_DRY_SHORT)
+            return 0;
         rqi_cpu_relax();
         for (unsigned k = 0; k < ctx->nlanes; k++)
             if (rqi_ring_rx_peek(&ctx->rx[k]) != NULL)
@@ -1467,9 +1473,11 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
     e->bytes = 0;
     atomic_store_explicit(&q->solo_e, e, memory_order_relaxed);
     const int heavy = ctx->mt.heavy;
-    const uint64_t t0 = q->nthreads > 1 ? rqi_mono_ns() : 0;
+    /* With more threads than one: messages timed since t0 (the time
+     * waiting at dry lanes is not theirs). */
+    uint64_t t0 = q->nthreads > 1 ? rqi_mono_ns() : 0;
     uint64_t seq = solo_seq;
-    unsigned l = 0, empty = 0, ran = 0, fresh = 0;
+    unsigned l = 0, empty = 0, ran = 0, fresh = 0, timed = 0;
     for (;;) {
         struct rqi_ring_rx *rx = &ctx->rx[l];
         /* As rq_poll reads a lane: the checks inline, the rare cases
@@ -1493,6 +1501,10 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
                 break;
             empty = 0;
             fresh = 0;
+            if (t0 != 0) {
+                t0 = rqi_mono_ns();
+                timed = 0;
+            }
             continue;
         }
         empty = 0;
@@ -1539,6 +1551,7 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
         rqi_pdq_handler_depth--;
         (*n)++;
         ran++;
+        timed++;
         seq++;
         /* The runner's half of the pair (above): the release orders the
          * handler's effects before the word. */
@@ -1549,7 +1562,7 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
             return SOLO_LET_GO;
         }
         if (ran == PDQ_SOLO_BURST ||
-            (t0 != 0 && ran % 16 == 0 && rqi_mono_ns() - t0 > (uint64_t)ran * PDQ_SOLO_SHORT_NS)) {
+            (t0 != 0 && timed % 16 == 0 && rqi_mono_ns() - t0 > (uint64_t)timed * PDQ_SOLO_SHORT_NS)) {
             if (ran != PDQ_SOLO_BURST)
                 solo_pause = PDQ_SOLO_PAUSE;
             solo_end(q, seq);
@@ -1815,6 +1828,15 @@ static void *worker_main(void *arg)
             continue;
         }
         uint64_t now = rqi_mono_ns();
+        /* Another thread runs q solo: nothing here for this one until
+         * something is queued (a push wakes it) or that run stalls (its
+         * next look).  Spinning beside it, on a shared CPU, took its time
+         * slices: two threads ran a stream at half one thread's rate. */
+        if (!stuck && solo_elsewhere(q)) {
+            fb_flush(q, &fb);
+            sleep_until(q, now + (q->spin_ns != 0 ? q->spin_ns : 50000u), 1);
+            continue;
+        }
         if (idle_since == 0) {
             idle_since = now;
             /* Idle: hand the freed entries back to the intake now. */
