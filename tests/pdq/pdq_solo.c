@@ -19,6 +19,9 @@
  *      and the second keyed one after both (with 2 threads, the second
  *      thread is free to run it at once if nothing holds the key).
  * Each round of B and C repeats the interleaving hundreds of times.
+ * With "intr" among the phases, rank 0 runs with interrupts on
+ * (RQ_INTR_ALL): its progress thread takes packets in too, another
+ * arrival that may come while a solo message runs.
  * argv: PDQ threads (1 or 2), messages per sender in A, phases (default
  * "abc"). */
 #define _GNU_SOURCE
@@ -157,6 +160,8 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_handler_register(ctx, H_SEQ, on_seq, NULL, 0), 0);
     CHECK_EQ(rq_handler_register(ctx, H_NEXT, on_next, NULL, 0), 0);
     rq_pdq_t *pdq = NULL;
+    if (me == 0 && strstr(phases, "intr") != NULL)
+        CHECK_EQ(rq_interrupts(ctx, RQ_INTR_ALL), 0);
     if (me == 0) {
         rq_pdq_attr_t at = {.threads = threads, .mode = RQ_PDQ_DEDICATED};
         CHECK_EQ(rq_pdq_open(ctx, QID, &at, &pdq), 0);
