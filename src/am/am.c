@@ -351,81 +351,67 @@ int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned 
     return send_check(ctx, dst, args, nargs, data, len, flags);
 }
 
-/* The hot path: a short or in-place medium request to a destination with
- * no parked packets, when its ring has room.  Everything else (full ring,
- * outbox, fragments) takes the general path, which behaves the same. */
+/* The hot path of rq_request and rq_pdq_enqueue: a short or in-place
+ * medium packet to a destination with no parked packets, when its ring
+ * has room; keyed, the key rides as one more word after the arguments
+ * (RQI_PF_KEY).  1: not sent, take the general path (full ring, outbox,
+ * fragments), which behaves the same. */
+static RQI_ALWAYS_INLINE int fast_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag,
+                                       const uint64_t *args, unsigned nargs, int keyed,
+                                       uint64_t key, const void *data, size_t len, unsigned flags)
+{
+    if (RQI_UNLIKELY(len > ctx->medium_max || ctx->fail.failed || ctx->remote[dst] ||
+                     rqi_vfifo_head(&ctx->outbox[dst]) != NULL))
+        return 1;
+    const unsigned nw = nargs + (keyed ? 1u : 0u), pflags = keyed ? RQI_PF_KEY : 0u;
+    unsigned n = (unsigned)((sizeof(struct rqi_pkt) + 8u * nw + len + RQI_SLOT_BYTES - 1) /
+                            RQI_SLOT_BYTES);
+    uint64_t pos;
+    struct rqi_pkt *p = rqi_ring_tx_reserve(&ctx->tx[dst], n, ctx->job32, (uint32_t)ctx->rank,
+                                            &pos);
+    if (RQI_UNLIKELY(p == NULL))
+        return 1;
+    uint64_t w[3] = {ctx->hdr_w0,
+                     (uint64_t)tag | (uint64_t)qid << 32 | (uint64_t)nw << 48 |
+                         (uint64_t)RQI_PK_INLINE << 56,
+                     (uint64_t)len | (uint64_t)n << 32 | (uint64_t)(pflags | pf_intr(flags)) << 48};
+    uint64_t *a = (uint64_t *)(p + 1);
+    size_t first = len != 0 ? rqi_pkt_copy_tail(p, (char *)(a + nw) - (char *)p, data, len) : 0;
+    memcpy((char *)p + 8, w, sizeof w);
+    for (unsigned i = 0; i < nargs; i++)
+        a[i] = args[i];
+    if (keyed)
+        a[nargs] = key;
+    if (first != 0)
+        memcpy(a + nw, data, first);
+    rqi_ring_tx_publish(p, pos);
+    ctx->stats.sent++;
+    note_sent(ctx, dst, qid, tag, pflags, flags);
+    if (keyed)
+        rqi_vni_pdq_sent(ctx, dst, qid);
+    return 0;
+}
+
 static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
                                      const uint64_t *args, unsigned nargs, const void *data,
                                      size_t len, unsigned flags)
 {
-    if (RQI_LIKELY(len <= ctx->medium_max && !ctx->fail.failed && !ctx->remote[dst] &&
-                   rqi_vfifo_head(&ctx->outbox[dst]) == NULL)) {
-        unsigned n = (unsigned)((sizeof(struct rqi_pkt) + 8u * nargs + len + RQI_SLOT_BYTES - 1) /
-                                RQI_SLOT_BYTES);
-        uint64_t pos;
-        struct rqi_pkt *p = rqi_ring_tx_reserve(&ctx->tx[dst], n, ctx->job32,
-                                                (uint32_t)ctx->rank, &pos);
-        if (RQI_LIKELY(p != NULL)) {
-            uint64_t w[3] = {ctx->hdr_w0,
-                             (uint64_t)handler | (uint64_t)nargs << 48 |
-                                 (uint64_t)RQI_PK_INLINE << 56,
-                             (uint64_t)len | (uint64_t)n << 32 | (uint64_t)pf_intr(flags) << 48};
-            uint64_t *a = (uint64_t *)(p + 1);
-            size_t first = len != 0 ? rqi_pkt_copy_tail(p, (char *)(a + nargs) - (char *)p,
-                                                        data, len)
-                                    : 0;
-            memcpy((char *)p + 8, w, sizeof w);
-            for (unsigned i = 0; i < nargs; i++)
-                a[i] = args[i];
-            if (first != 0)
-                memcpy(a + nargs, data, first);
-            rqi_ring_tx_publish(p, pos);
-            ctx->stats.sent++;
-            note_sent(ctx, dst, RQ_AM_QUEUE, handler, 0, flags);
-            return 0;
-        }
-    }
+    if (RQI_LIKELY(fast_send(ctx, dst, RQ_AM_QUEUE, handler, args, nargs, 0, 0, data, len,
+                             flags) == 0))
+        return 0;
     return send(ctx, dst, RQ_AM_QUEUE, handler, 0, args, nargs, data, len, flags);
 }
 
 int rqi_send_keyed(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
                    unsigned nargs, uint64_t key, const void *data, size_t len, unsigned flags)
 {
-    const unsigned nw = nargs + 1; /* the key rides as the last word */
-    if (RQI_LIKELY(len <= ctx->medium_max && !ctx->fail.failed && !ctx->remote[dst] &&
-                   rqi_vfifo_head(&ctx->outbox[dst]) == NULL)) {
-        unsigned n = (unsigned)((sizeof(struct rqi_pkt) + 8u * nw + len + RQI_SLOT_BYTES - 1) /
-                                RQI_SLOT_BYTES);
-        uint64_t pos;
-        struct rqi_pkt *p = rqi_ring_tx_reserve(&ctx->tx[dst], n, ctx->job32,
-                                                (uint32_t)ctx->rank, &pos);
-        if (RQI_LIKELY(p != NULL)) {
-            uint64_t w[3] = {ctx->hdr_w0,
-                             (uint64_t)tag | (uint64_t)qid << 32 | (uint64_t)nw << 48 |
-                                 (uint64_t)RQI_PK_INLINE << 56,
-                             (uint64_t)len | (uint64_t)n << 32 |
-                                 (uint64_t)(RQI_PF_KEY | pf_intr(flags)) << 48};
-            uint64_t *a = (uint64_t *)(p + 1);
-            size_t first = len != 0 ? rqi_pkt_copy_tail(p, (char *)(a + nw) - (char *)p, data, len)
-                                    : 0;
-            memcpy((char *)p + 8, w, sizeof w);
-            for (unsigned i = 0; i < nargs; i++)
-                a[i] = args[i];
-            a[nargs] = key;
-            if (first != 0)
-                memcpy(a + nw, data, first);
-            rqi_ring_tx_publish(p, pos);
-            ctx->stats.sent++;
-            note_sent(ctx, dst, qid, tag, RQI_PF_KEY, flags);
-            rqi_vni_pdq_sent(ctx, dst, qid);
-            return 0;
-        }
-    }
+    if (RQI_LIKELY(fast_send(ctx, dst, qid, tag, args, nargs, 1, key, data, len, flags) == 0))
+        return 0;
     uint64_t a[RQ_MAX_ARGS + 1];
     for (unsigned i = 0; i < nargs; i++)
         a[i] = args[i];
     a[nargs] = key;
-    return send(ctx, dst, qid, tag, RQI_PF_KEY, a, nw, data, len, flags);
+    return send(ctx, dst, qid, tag, RQI_PF_KEY, a, nargs + 1, data, len, flags);
 }
 
 int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
