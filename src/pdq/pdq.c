@@ -1365,7 +1365,6 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
 #define PDQ_SOLO_SHORT_NS  200u /* the most a message may take for a run to go on (T > 1) */
 #define PDQ_SOLO_PAUSE     64u  /* intakes without a run after one found longer messages */
 #define PDQ_SOLO_DRY_LOOKS 64u  /* looks at dry lanes (a pause apart) before a run ends */
-#define PDQ_SOLO_DRY_SHORT 8u   /* ... while another thread may want the context */
 #define PDQ_SOLO_AHEAD     16u  /* slots fetched ahead while the run is behind its senders */
 #define PDQ_SOLO_BEHIND    32u  /* messages without a dry look: behind */
 
@@ -1434,22 +1433,41 @@ static void solo_stopped(struct rq_pdq *q, struct pdq_entry *e, uint64_t seq, st
     rqi_pdq_handler_depth--;
 }
 
-/* Every lane of ours dry, holding the context: look again, a pause
- * apart, up to PDQ_SOLO_DRY_LOOKS times (~3.5 us at 55 ns a pause), or
- * PDQ_SOLO_DRY_SHORT while another thread may want the context, and at
- * once when one does.  1: a packet came. */
-static int solo_dry_wait(rq_ctx_t *ctx)
+/* Every lane of ours dry, holding the context and the intake: look
+ * again, a pause apart, up to PDQ_SOLO_DRY_LOOKS times (~3.5 us at 55 ns
+ * a pause).  Held by this thread's own bias (nobody waits for it: a
+ * thread that wants it clears the bias first) it keeps the context and
+ * reads the lanes as their consumer; otherwise it lets the context go
+ * while it looks (the lanes' shared words only) and takes it back.
+ * SOLO_HELD: a packet came, the context and the intake held again;
+ * SOLO_NO_LEASE: none came (both still held); SOLO_LET_GO: both let go
+ * (the context was taken meanwhile). */
+static int solo_dry_wait(struct rq_pdq *q)
 {
-    const unsigned most = rqi_mt_maybe_wanted(&ctx->mt) ? PDQ_SOLO_DRY_SHORT : PDQ_SOLO_DRY_LOOKS;
-    for (unsigned looks = 0; looks < most; looks++) {
-        if (rqi_mt_maybe_wanted(&ctx->mt) && looks >= PDQ_SOLO_DRY_SHORT)
-            return 0;
-        rqi_cpu_relax();
-        for (unsigned k = 0; k < ctx->nlanes; k++)
-            if (rqi_ring_rx_peek(&ctx->rx[k]) != NULL)
-                return 1;
+    rq_ctx_t *ctx = q->ctx;
+    if (!rqi_mt_maybe_wanted(&ctx->mt)) {
+        for (unsigned looks = 0; looks < PDQ_SOLO_DRY_LOOKS; looks++) {
+            if (rqi_mt_maybe_wanted(&ctx->mt))
+                break; /* wanted now: look on without it */
+            rqi_cpu_relax();
+            for (unsigned k = 0; k < ctx->nlanes; k++)
+                if (rqi_ring_rx_peek(&ctx->rx[k]) != NULL)
+                    return SOLO_HELD;
+        }
+        if (!rqi_mt_maybe_wanted(&ctx->mt))
+            return SOLO_NO_LEASE;
     }
-    return 0;
+    rqi_vni_leave(&ctx->vni, ctx);
+    atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
+    rqi_mt_unlock(&ctx->mt);
+    unsigned looks = 0;
+    while (!lanes_busy(ctx) && ++looks < PDQ_SOLO_DRY_LOOKS)
+        rqi_cpu_relax();
+    if (looks == PDQ_SOLO_DRY_LOOKS || !rqi_mt_trylock(&ctx->mt))
+        return SOLO_LET_GO;
+    atomic_store_explicit(&q->intake, 1, memory_order_relaxed);
+    rqi_vni_enter(&ctx->vni, ctx);
+    return SOLO_HELD;
 }
 
 /* Holding the context (taken by pump, depth 1) and the intake, with
@@ -1497,8 +1515,17 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
              * look took a new lease per message or two, and the run fell
              * behind its sender for good (each packet's line then comes
              * from the sender's cache, ~2x the cost). */
-            if (!solo_dry_wait(ctx))
+            const int w = solo_dry_wait(q);
+            if (w == SOLO_NO_LEASE)
                 break;
+            if (w == SOLO_LET_GO) {
+                solo_end(q, seq);
+                return SOLO_LET_GO;
+            }
+            if (atomic_load_explicit(&q->solo_stop, memory_order_relaxed) != 0) {
+                solo_end(q, seq); /* an arrival while the context was let go */
+                return SOLO_HELD;
+            }
             empty = 0;
             fresh = 0;
             if (t0 != 0) {
