@@ -1515,6 +1515,8 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
              * look took a new lease per message or two, and the run fell
              * behind its sender for good (each packet's line then comes
              * from the sender's cache, ~2x the cost). */
+            if (RQI_UNLIKELY(ctx->fail.failed))
+                break; /* the lanes are not read again (rqi_rx_next_lane) */
             const int w = solo_dry_wait(q);
             if (w == SOLO_NO_LEASE)
                 break;

@@ -3,8 +3,15 @@
  * in rq_stats().rejected, never followed outside the lane or the segment,
  * and valid traffic after them is delivered.  "framing" mode: a packet
  * whose slot count cannot be trusted fails the job with RQ_EPEER.
+ * "framing-pdq": the same packet found by the intake of a PDQ thread that
+ * runs a stream of keyed messages solo (src/pdq/pdq.c): the job fails,
+ * the thread lets the context go, and the application's next call
+ * returns RQ_EPEER.
  * Needs 2 ranks; rank 0 forges, rank 1 receives. */
+#define _GNU_SOURCE
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "ctx.h"
@@ -12,6 +19,12 @@
 
 enum { H_OK = 1 };
 static uint64_t ok_got;
+static _Atomic uint64_t keyed_got;
+static void on_keyed(rq_ctx_t *c, const rq_msg_t *m, void *a)
+{
+    (void)c, (void)m, (void)a;
+    atomic_fetch_add(&keyed_got, 1);
+}
 static void on_ok(rq_ctx_t *c, const rq_msg_t *m, void *a)
 {
     (void)c;
@@ -155,6 +168,38 @@ int main(int argc, char **argv)
     g_bulk = ctx->bulk_bytes;
     rq_handler_register(ctx, H_OK, on_ok, NULL, 0);
     CHECK_EQ(rq_barrier(ctx), 0);
+    if (strcmp(mode, "framing-pdq") == 0) {
+        enum { QID = 9, H_KEYED = 2, N = 2000 };
+        rq_handler_register(ctx, H_KEYED, on_keyed, NULL, 0);
+        rq_pdq_t *pdq = NULL;
+        if (me == 1) {
+            rq_pdq_attr_t at = {.threads = 1, .mode = RQ_PDQ_DEDICATED};
+            CHECK_EQ(rq_pdq_open(ctx, QID, &at, &pdq), 0);
+        }
+        CHECK_EQ(rq_barrier(ctx), 0);
+        if (me == 0) {
+            for (uint64_t i = 0; i < N; i++)
+                CHECK_EQ(rq_pdq_enqueue(ctx, 1, QID, i % 8, H_KEYED, &i, 1, NULL, 0, 0), 0);
+            forge(ctx, 1, 1, broken_framing);
+            uint64_t never = 0;
+            CHECK_EQ(rq_wait_until(ctx, &never, 1), RQ_EPEER);
+            CHECK_EQ(rq_finalize(ctx), RQ_EPEER);
+            return 0;
+        }
+        /* No librq call meanwhile: the PDQ's thread takes everything in,
+         * the broken packet included. */
+        const double deadline = check_now_s() + 30;
+        while (!atomic_load(&keyed_got) || check_now_s() < deadline - 29.5)
+            CHECK(check_now_s() < deadline);
+        CHECK_EQ(rq_barrier(ctx), RQ_EPEER);
+        rq_stats_t st;
+        rq_stats(ctx, &st);
+        CHECK_EQ(st.rejected, 1);
+        CHECK_EQ(rq_finalize(ctx), RQ_EPEER);
+        printf("bad_packets framing-pdq: %llu keyed handled, job failed with RQ_EPEER: ok\n",
+               (unsigned long long)atomic_load(&keyed_got));
+        return 0;
+    }
     if (strcmp(mode, "framing") == 0) {
         int rc = 0;
         if (me == 0)
