@@ -81,7 +81,7 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_PDQ_WINDOW] = {"RQ_PDQ_WINDOW", 64, 1, 65536, 0,
         "PDQ search window: queued messages of busy keys dispatch goes around (when rq_pdq_attr.window is 0; unset: 64 or 32 per PDQ thread, whichever is more)", NULL},
     [RQI_CFG_PDQ_SPIN_US] = {"RQ_PDQ_SPIN_US", 50, 0, 1000000, 0,
-        "how long an idle PDQ thread looks for work before it sleeps (stuck behind busy keys: how long it sleeps between looks)", NULL},
+        "how long an idle PDQ thread looks for work before it sleeps (stuck behind busy keys, or beside a solo run: how long it sleeps between looks)", NULL},
     [RQI_CFG_PDQ_FALLBACK_US] = {"RQ_PDQ_FALLBACK_US", 200, 0, 60000000, 0,
         "multiplexed PDQ: how long messages wait for rq_pdq_help before a fallback thread runs them", NULL},
     [RQI_CFG_PDQ_BIND] = {"RQ_PDQ_BIND", RQI_PDQ_BIND_SPREAD, 0, 1, 0,
