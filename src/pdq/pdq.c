@@ -113,7 +113,11 @@
  *     solo_settle under in_lk, reset by a lease; the runner loads
  *     solo_stop relaxed after each message (the asymmetric Dekker pair
  *     at "solo dispatch: the books") and once it owns the context again,
- *     and solo_live under in_lk.
+ *     and solo_live under in_lk.  solo_want (the time a PDQ thread asked
+ *     the intake to hold off, 0: none), solo_want_after and
+ *     solo_backoff_ns: relaxed hints stored by whichever PDQ thread holds
+ *     the intake or the lease (a lost update only makes one drain or one
+ *     run more or fewer); nothing rides on them.
  *   area->pdq_idle (job segment)  bit qid is set (seq_cst RMW) when the
  *     last awake PDQ thread goes to sleep with no deadline, cleared when
  *     one wakes.  A sender publishes its packet (release), fences and
@@ -253,6 +257,10 @@ struct rq_pdq {
     struct pdq_entry *_Atomic solo_e;
     _Alignas(64) _Atomic unsigned solo_stop;
     uint64_t         solo_live;
+    /* The drain to a run (solo_want_ok): when a PDQ thread asked the
+     * intake to hold off (ns, 0: nobody did), and how long after a run
+     * found long messages or a drain did not come nobody asks again. */
+    _Atomic uint64_t solo_want, solo_want_after, solo_backoff_ns;
     _Alignas(64) _Atomic uint64_t gen_open; /* SEQUENTIAL entries completed */
     _Atomic uint64_t   seq_arrived;         /* SEQUENTIAL entries arrived */
     _Atomic unsigned   seq_queued;          /* ... and not yet taken to run */
@@ -1357,21 +1365,35 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
  * still cost a fifth of the rate (docs/pdq.md has the figures).
  * Other threads leave the intake to a runner whose word keeps moving
  * (solo_elsewhere): a handler that runs 20 us (PDQ_STALL_NS) lets them in,
- * so a ready message never waits long behind one that blocks.  With more
- * than one thread, a run whose messages take over PDQ_SOLO_SHORT_NS each
- * stops, and the next PDQ_SOLO_PAUSE intakes queue as usual: such handlers
- * go faster in parallel than one after another. */
+ * so a ready message never waits long behind one that blocks.
+ * With more than one thread:
+ *  - a run whose messages take over PDQ_SOLO_SHORT_NS each (three windows
+ *    of 16 in a row: one preemption is not long messages) stops, and no
+ *    run starts for a while (solo_back_off: 100 us, doubling up to 100 ms
+ *    while messages stay long; a full burst of short ones resets it):
+ *    such handlers go faster in parallel than one after another;
+ *  - a thread that finds the lease refused only because some of q is
+ *    still queued or running asks the intake to hold off (solo_want_ok),
+ *    so that the threads finish what they hold and the next intake takes
+ *    the lease: threads taking packets in while the others run theirs
+ *    kept q busy for ever, and a stream of short messages stayed queued
+ *    once one run had stopped. */
 #define PDQ_SOLO_BURST     256u /* messages a run takes before its thread looks at the rest */
-#define PDQ_SOLO_SHORT_NS  200u /* the most a message may take for a run to go on (T > 1) */
-#define PDQ_SOLO_PAUSE     64u  /* intakes without a run after one found longer messages */
+#define PDQ_SOLO_SHORT_NS  200u /* the most a message may take for a run to go on (T > 1) ... */
+#define PDQ_SOLO_WINDOW    16u  /* ... on average over a window of this many messages ... */
+#define PDQ_SOLO_SLOW_WINDOWS 3u /* ... in this many windows in a row (one preemption is not long messages) */
 #define PDQ_SOLO_DRY_LOOKS 64u  /* looks at dry lanes (a pause apart) before a run ends */
 #define PDQ_SOLO_AHEAD     16u  /* slots fetched ahead while the run is behind its senders */
 #define PDQ_SOLO_BEHIND    32u  /* messages without a dry look: behind */
 
-enum { SOLO_NO_LEASE, SOLO_HELD, SOLO_LET_GO };
+#define PDQ_SOLO_WANT_NS        20000u     /* the most the intake holds off for a run */
+#define PDQ_SOLO_BACKOFF_NS     100000u    /* no drain to a run for this long after a miss ... */
+#define PDQ_SOLO_BACKOFF_MAX_NS 100000000u /* ... doubling each time, up to this */
+
+enum { SOLO_NO_LEASE, SOLO_HELD, SOLO_LET_GO, SOLO_WAIT };
+enum { LEASE_OK, LEASE_BUSY, LEASE_NEVER };
 
 static _Thread_local uint64_t solo_seq __attribute__((tls_model("initial-exec")));
-static _Thread_local unsigned solo_pause __attribute__((tls_model("initial-exec")));
 
 /* Another thread runs q solo and its word keeps moving: leave the intake
  * to it (an idle thread's trylock would only take the context from it,
@@ -1388,20 +1410,64 @@ static int solo_elsewhere(const struct rq_pdq *q)
  * before the ones this thread runs. */
 static int solo_lease(struct rq_pdq *q)
 {
-    if (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 ||
-        atomic_load_explicit(&q->seq_queued, memory_order_relaxed) != 0 || seq_waiting(q) ||
+    if (atomic_load_explicit(&q->seq_queued, memory_order_relaxed) != 0 || seq_waiting(q) ||
         atomic_load_explicit(&q->solo, memory_order_relaxed) != 0)
-        return 0;
+        return LEASE_NEVER;
+    if (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0)
+        return LEASE_BUSY;
     in_lock(q);
-    const int quiet = atomic_load_explicit(&q->solo, memory_order_relaxed) == 0 &&
-                      !seq_waiting(q) && sum_done(q, -1) == q->arrived_all;
-    if (quiet) {
+    int r = LEASE_NEVER;
+    if (atomic_load_explicit(&q->solo, memory_order_relaxed) == 0 && !seq_waiting(q))
+        r = sum_done(q, -1) == q->arrived_all ? LEASE_OK : LEASE_BUSY;
+    if (r == LEASE_OK) {
         atomic_store_explicit(&q->solo_stop, 0, memory_order_relaxed);
         q->solo_live = 0;
         atomic_store_explicit(&q->solo, solo_word(solo_seq, SOLO_IDLE), memory_order_relaxed);
+        if (atomic_load_explicit(&q->solo_want, memory_order_relaxed) != 0)
+            atomic_store_explicit(&q->solo_want, 0, memory_order_relaxed);
     }
     in_unlock(q);
-    return quiet;
+    return r;
+}
+
+/* No drain to a run for a while: the last run's messages were long, or
+ * the last drain did not come.  Each time twice as long, up to
+ * PDQ_SOLO_BACKOFF_MAX_NS; a run of short messages starts afresh. */
+static void solo_back_off(struct rq_pdq *q, uint64_t now)
+{
+    uint64_t b = atomic_load_explicit(&q->solo_backoff_ns, memory_order_relaxed);
+    b = b < PDQ_SOLO_BACKOFF_NS ? PDQ_SOLO_BACKOFF_NS : b < PDQ_SOLO_BACKOFF_MAX_NS ? 2 * b : b;
+    atomic_store_explicit(&q->solo_backoff_ns, b, memory_order_relaxed);
+    atomic_store_explicit(&q->solo_want_after, now + b, memory_order_relaxed);
+}
+
+/* No run, and no drain to one, until solo_want_after (T > 1). */
+static int solo_backing_off(const struct rq_pdq *q)
+{
+    const uint64_t after = atomic_load_explicit(&q->solo_want_after, memory_order_relaxed);
+    return after != 0 && rqi_mono_ns() < after;
+}
+
+/* The lease failed only because some of q is queued or running, while
+ * packets wait in the lanes: whether the intake should hold off until
+ * all of it is done, so that a run can start.  Without this, threads
+ * that take packets in while the others run theirs keep q busy for
+ * ever: a stream of short messages stayed queued at 0.1-0.3x of one
+ * thread's run on 16 cores (each message through the shard, the key
+ * table and a ring).  The hold-off lasts PDQ_SOLO_WANT_NS at most. */
+static int solo_want_ok(struct rq_pdq *q)
+{
+    const uint64_t w = atomic_load_explicit(&q->solo_want, memory_order_relaxed);
+    const uint64_t now = rqi_mono_ns();
+    if (w == 0) {
+        atomic_store_explicit(&q->solo_want, now, memory_order_relaxed);
+        return 1;
+    }
+    if (now - w < PDQ_SOLO_WANT_NS)
+        return 1;
+    atomic_store_explicit(&q->solo_want, 0, memory_order_relaxed);
+    solo_back_off(q, now);
+    return 0;
 }
 
 /* End the lease (the runner only). */
@@ -1478,11 +1544,12 @@ static int solo_dry_wait(struct rq_pdq *q)
 static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
 {
     rq_ctx_t *ctx = q->ctx;
-    if (solo_pause != 0) {
-        solo_pause--;
+    if (!lanes_busy(ctx) || (q->nthreads > 1 && solo_backing_off(q)))
         return SOLO_NO_LEASE;
-    }
-    if (!lanes_busy(ctx) || !solo_lease(q))
+    const int lease = solo_lease(q);
+    if (lease == LEASE_BUSY && q->nthreads > 1 && solo_want_ok(q))
+        return SOLO_WAIT;
+    if (lease != LEASE_OK)
         return SOLO_NO_LEASE;
     _Alignas(8) unsigned char buf[sizeof(struct pdq_entry) + PDQ_DIRECT_BYTES];
     struct pdq_entry *e = (struct pdq_entry *)(void *)buf;
@@ -1491,11 +1558,12 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
     e->bytes = 0;
     atomic_store_explicit(&q->solo_e, e, memory_order_relaxed);
     const int heavy = ctx->mt.heavy;
-    /* With more threads than one: messages timed since t0 (the time
-     * waiting at dry lanes is not theirs). */
+    /* With more threads than one: messages timed in windows of
+     * PDQ_SOLO_WINDOW from t0 (the time waiting at dry lanes is not
+     * theirs); `slow` windows in a row over PDQ_SOLO_SHORT_NS a message. */
     uint64_t t0 = q->nthreads > 1 ? rqi_mono_ns() : 0;
     uint64_t seq = solo_seq;
-    unsigned l = 0, empty = 0, ran = 0, fresh = 0, timed = 0;
+    unsigned l = 0, empty = 0, ran = 0, fresh = 0, timed = 0, slow = 0;
     for (;;) {
         struct rqi_ring_rx *rx = &ctx->rx[l];
         /* As rq_poll reads a lane: the checks inline, the rare cases
@@ -1590,10 +1658,21 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
             solo_stopped(q, e, seq, fb);
             return SOLO_LET_GO;
         }
-        if (ran == PDQ_SOLO_BURST ||
-            (t0 != 0 && timed % 16 == 0 && rqi_mono_ns() - t0 > (uint64_t)timed * PDQ_SOLO_SHORT_NS)) {
-            if (ran != PDQ_SOLO_BURST)
-                solo_pause = PDQ_SOLO_PAUSE;
+        if (t0 != 0 && timed == PDQ_SOLO_WINDOW) {
+            const uint64_t now = rqi_mono_ns();
+            slow = now - t0 > PDQ_SOLO_WINDOW * PDQ_SOLO_SHORT_NS ? slow + 1 : 0;
+            t0 = now;
+            timed = 0;
+            if (slow == PDQ_SOLO_SLOW_WINDOWS) { /* long messages: in parallel for a while */
+                solo_back_off(q, now);
+                solo_end(q, seq);
+                return SOLO_LET_GO;
+            }
+        }
+        if (ran == PDQ_SOLO_BURST) {
+            /* Short messages: a drain to a run may be asked for at once. */
+            if (t0 != 0 && atomic_load_explicit(&q->solo_backoff_ns, memory_order_relaxed) != 0)
+                atomic_store_explicit(&q->solo_backoff_ns, 0, memory_order_relaxed);
             solo_end(q, seq);
             return SOLO_LET_GO;
         }
@@ -1645,6 +1724,12 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
         const int r = solo_burst(q, fb, &n);
         if (r == SOLO_LET_GO)
             return n;
+        if (r == SOLO_WAIT) { /* the lanes wait until q is quiet (solo_want_ok) */
+            rqi_vni_leave(&ctx->vni, ctx);
+            atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
+            rqi_mt_unlock(&ctx->mt);
+            return n;
+        }
         if (r == SOLO_HELD)
             direct = NULL; /* what is left queues */
     }
