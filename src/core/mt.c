@@ -1,5 +1,6 @@
 /* mt.c - the context lock's slow paths: mu, revoking and granting the
  * bias, and a dying owner's release of it (see mt.h). */
+#define _GNU_SOURCE
 #include "core/mt.h"
 
 #include <sched.h>
@@ -49,7 +50,13 @@ void rqi_mt_init(struct rqi_mt *m)
     m->last = NULL;
     m->solo = 0;
     m->revoked = NULL;
-    pthread_mutex_init(&m->mu, NULL);
+    /* Adaptive: a thread that finds mu taken spins a little before it
+     * sleeps in the kernel (holds are short: an intake, a send). */
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&m->mu, &a);
+    pthread_mutexattr_destroy(&a);
     pthread_mutex_lock(&live_mu);
     live = m;
     pthread_mutex_unlock(&live_mu);

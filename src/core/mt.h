@@ -55,7 +55,8 @@
  *           unlocking); read relaxed by a thread comparing it to itself:
  *           only that thread could have stored its own address there.
  *   depth, last, solo, revoked   under mu.
- *   mu      pthread mutex: acquire/release for the context's state.
+ *   mu      pthread mutex (adaptive: a waiter spins a little before it
+ *           sleeps in the kernel), acquire/release for the context's state.
  */
 #ifndef RQI_MT_H
 #define RQI_MT_H

@@ -1703,8 +1703,20 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
     rq_ctx_t *ctx = q->ctx;
     /* One of q's threads takes packets in at a time: the others' trylocks
      * would only pull the context lock's line away from it. */
-    if (atomic_load_explicit(&q->intake, memory_order_relaxed) || solo_elsewhere(q) ||
-        !rqi_mt_trylock(&ctx->mt))
+    if (atomic_load_explicit(&q->intake, memory_order_relaxed) || solo_elsewhere(q))
+        return 0;
+    /* Nothing in the lanes (their shared words, no lock; a false "busy"
+     * is possible, never a false "empty"): leave the context alone.  An
+     * idle thread's trylock on every look took the lock from the
+     * application's sends (a blocked pthread mutex: a futex sleep) and,
+     * 1024 in a row, its bias (a membarrier at the application's next
+     * call): on 16 cores an active message's round trip beside one idle
+     * dedicated PDQ thread took 1.85 us against 0.59 with none, and a
+     * DSM read miss 5.3 us against 1.1 under `poll`.  Other nodes'
+     * packets show only to the intake's progress call. */
+    if (ctx->ucx == NULL && !lanes_busy(ctx))
+        return 0;
+    if (!rqi_mt_trylock(&ctx->mt))
         return 0;
     atomic_store_explicit(&q->intake, 1, memory_order_relaxed);
     struct pdq_ring *ring = pumping == q ? my_ring(q) : NULL;
