@@ -22,7 +22,7 @@
  * With "intr" among the phases, rank 0 runs with interrupts on
  * (RQ_INTR_ALL): its progress thread takes packets in too, another
  * arrival that may come while a solo message runs.
- * argv: PDQ threads (1 or 2), messages per sender in A, phases (default
+ * argv: PDQ threads (1 or more), messages per sender in A, phases (default
  * "abc"). */
 #define _GNU_SOURCE
 #include <stdatomic.h>
