@@ -1265,6 +1265,24 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
  * burst, not per packet). */
 static _Thread_local int light __attribute__((tls_model("initial-exec"))) = 1;
 
+/* The intake's hold of the context (pump): let both go, or take them
+ * back (0: the context is another thread's now; nothing held). */
+static RQI_ALWAYS_INLINE void intake_let_go(struct rq_pdq *q)
+{
+    rqi_vni_leave(&q->ctx->vni, q->ctx);
+    atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
+    rqi_mt_unlock(&q->ctx->mt);
+}
+
+static RQI_ALWAYS_INLINE int intake_retake(struct rq_pdq *q)
+{
+    if (!rqi_mt_trylock(&q->ctx->mt))
+        return 0;
+    atomic_store_explicit(&q->intake, 1, memory_order_relaxed);
+    rqi_vni_enter(&q->ctx->vni, q->ctx);
+    return 1;
+}
+
 /* Some lane holds a published packet at its head (rqi_ring_rx_waiting:
  * the shared words the consumer reads anyway, without owning the
  * context).  For the sleeper's look (sleep_arm) the head's packet is the
@@ -1337,9 +1355,7 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
         rqi_ring_rx_idle(rx);
     ctx->stats.received++; /* as the intake counts it: a PDQ's packets are
                               neither run in place nor buffered */
-    rqi_vni_leave(&ctx->vni, ctx);
-    atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
-    rqi_mt_unlock(&ctx->mt);
+    intake_let_go(q);
     pumping = NULL; /* what the handler's sends take in wakes as usual */
     run_chain(q, e, fb);
     light = !lanes_busy(ctx);
@@ -1442,10 +1458,16 @@ static void solo_back_off(struct rq_pdq *q, uint64_t now)
 }
 
 /* No run, and no drain to one, until solo_want_after (T > 1). */
-static int solo_backing_off(const struct rq_pdq *q)
+static int solo_backing_off(struct rq_pdq *q)
 {
     const uint64_t after = atomic_load_explicit(&q->solo_want_after, memory_order_relaxed);
-    return after != 0 && rqi_mono_ns() < after;
+    if (after == 0)
+        return 0;
+    if (rqi_mono_ns() < after)
+        return 1;
+    /* Over: no clock read per intake from now on. */
+    atomic_store_explicit(&q->solo_want_after, 0, memory_order_relaxed);
+    return 0;
 }
 
 /* The lease failed only because some of q is queued or running, while
@@ -1523,16 +1545,12 @@ static int solo_dry_wait(struct rq_pdq *q)
         if (!rqi_mt_maybe_wanted(&ctx->mt))
             return SOLO_NO_LEASE;
     }
-    rqi_vni_leave(&ctx->vni, ctx);
-    atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
-    rqi_mt_unlock(&ctx->mt);
+    intake_let_go(q);
     unsigned looks = 0;
     while (!lanes_busy(ctx) && ++looks < PDQ_SOLO_DRY_LOOKS)
         rqi_cpu_relax();
-    if (looks == PDQ_SOLO_DRY_LOOKS || !rqi_mt_trylock(&ctx->mt))
+    if (looks == PDQ_SOLO_DRY_LOOKS || !intake_retake(q))
         return SOLO_LET_GO;
-    atomic_store_explicit(&q->intake, 1, memory_order_relaxed);
-    rqi_vni_enter(&ctx->vni, ctx);
     return SOLO_HELD;
 }
 
@@ -1636,9 +1654,7 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
         /* Under the context: an arrival or a drain that finds the packet
          * gone from the lane finds the message RUNNING. */
         atomic_store_explicit(&q->solo, solo_word(seq, SOLO_RUNNING), memory_order_release);
-        rqi_vni_leave(&ctx->vni, ctx);
-        atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
-        rqi_mt_unlock(&ctx->mt);
+        intake_let_go(q);
         rqi_pdq_handler_depth++;
         const struct rqi_handler *h = &ctx->handlers[m.handler < RQ_MAX_HANDLERS ? m.handler : 0];
         if (RQI_LIKELY(m.handler < RQ_MAX_HANDLERS && h->fn != NULL))
@@ -1676,12 +1692,10 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
             solo_end(q, seq);
             return SOLO_LET_GO;
         }
-        if (!rqi_mt_trylock(&ctx->mt)) {
+        if (!intake_retake(q)) {
             solo_end(q, seq);
             return SOLO_LET_GO;
         }
-        atomic_store_explicit(&q->intake, 1, memory_order_relaxed);
-        rqi_vni_enter(&ctx->vni, ctx);
         if (atomic_load_explicit(&q->solo_stop, memory_order_relaxed) != 0) {
             solo_end(q, seq); /* an arrival between messages */
             return SOLO_HELD;
@@ -1737,9 +1751,7 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
         if (r == SOLO_LET_GO)
             return n;
         if (r == SOLO_WAIT) { /* the lanes wait until q is quiet (solo_want_ok) */
-            rqi_vni_leave(&ctx->vni, ctx);
-            atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
-            rqi_mt_unlock(&ctx->mt);
+            intake_let_go(q);
             return n;
         }
         if (r == SOLO_HELD)
@@ -1765,9 +1777,7 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
             n++;
         }
     }
-    rqi_vni_leave(&ctx->vni, ctx);
-    atomic_store_explicit(&q->intake, 0, memory_order_relaxed);
-    rqi_mt_unlock(&ctx->mt);
+    intake_let_go(q);
     light = n <= 1;
     return n;
 }
