@@ -25,6 +25,12 @@ static inline void rqi_cpu_relax(void)
 }
 
 #define RQI_CACHELINE 64
+/* How far apart lines written by different threads are kept: the
+ * hardware prefetchers pull a missed line's neighbours too (the adjacent
+ * line of its 128-byte pair, the next line), so two cores writing lines
+ * within a few hundred bytes of each other take them from one another
+ * though no byte is shared (docs/pdq.md, "Neighbouring lines"). */
+#define RQI_APART 256
 #define RQI_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define RQI_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RQI_ALWAYS_INLINE inline __attribute__((always_inline))

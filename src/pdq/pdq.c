@@ -207,7 +207,7 @@ struct pdq_bucket {
  * shard i first, so a key's entries, its bucket and (in the handlers) its
  * data stay on one thread's core while the load is even. */
 struct pdq_shard {
-    _Alignas(64) _Atomic int lk;
+    _Alignas(RQI_APART) _Atomic int lk;
     _Atomic uint64_t   n;   /* entries queued: written under lk, read as a hint */
     _Atomic uint64_t   popped; /* entries admitted from it ever: under lk, read as a hint */
     struct pdq_entry **bl;  /* circular, cap a power of two */
@@ -215,13 +215,13 @@ struct pdq_shard {
 };
 
 struct pdq_ring {
-    _Alignas(64) _Atomic uint64_t head;
+    _Alignas(RQI_APART) _Atomic uint64_t head;
     _Alignas(64) _Atomic uint64_t tail;
     struct pdq_entry *_Atomic slot[PDQ_RING];
 };
 
 struct pdq_slot {
-    _Alignas(64) _Atomic uint64_t done[2];
+    _Alignas(RQI_APART) _Atomic uint64_t done[2];
 };
 
 struct rq_pdq {
@@ -239,6 +239,7 @@ struct rq_pdq {
     _Alignas(64) _Atomic uint64_t last_help_ns;
     char             help_pad[56];
     struct pdq_bucket *buckets;
+    uint16_t          *bucket_at; /* bucket -> its place in buckets[] (bucket_of) */
     struct pdq_ring   *rings; /* one per PDQ thread */
     struct pdq_slot   *slots; /* PDQ threads', then PDQ_EXTRA_SLOTS shared */
 
@@ -389,9 +390,12 @@ static unsigned bucket_index(uint64_t key)
     return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> (64 - PDQ_BUCKET_BITS));
 }
 
+/* Bucket b lives at buckets[bucket_at[b]]: a shard's buckets side by
+ * side (b mod nshards, then b / nshards), so no two threads' buckets are
+ * neighbours in memory (RQI_APART) but at a shard's ends. */
 static struct pdq_bucket *bucket_of(struct rq_pdq *q, uint64_t key)
 {
-    return &q->buckets[bucket_index(key)];
+    return &q->buckets[q->bucket_at[bucket_index(key)]];
 }
 
 /* A key's shard: its bucket's, so a shard's buckets are its own. */
@@ -706,6 +710,16 @@ static int owner_stalled(const struct rq_pdq *q, int kind, unsigned i, uint64_t 
     return now - watch.since[kind][i] >= PDQ_STALL_NS;
 }
 
+/* This thread moved another thread's marker itself (it admitted from that
+ * shard or popped that ring): not the owner's progress, so the owner stays
+ * stalled.  Taken as progress, it held the taker off for PDQ_STALL_NS
+ * after each batch while the owner was still waking: a hot key whose
+ * shard's owner slept ran nothing for 20-40 us of each repetition. */
+static void owner_moved_by_me(unsigned kind, unsigned i, uint64_t mark)
+{
+    watch.mark[kind][i % PDQ_WATCH] = mark;
+}
+
 /* A ready entry of another thread's ring: one of two or more at once; a
  * lone one (its key's holder, probably with more of the key behind it)
  * once its owner stalls (it may be in a handler that waits for it). */
@@ -723,8 +737,11 @@ static struct pdq_entry *steal(struct rq_pdq *q, const struct pdq_ring *mine)
             continue;
         }
         struct pdq_entry *e = ring_pop(r);
-        if (e != NULL)
+        if (e != NULL) {
+            if (mine != NULL)
+                owner_moved_by_me(1, (start + i) % n, h + 1);
             return e;
+        }
     }
     return NULL;
 }
@@ -1079,6 +1096,9 @@ static unsigned admit(struct rq_pdq *q, struct pdq_ring *ring, int others, struc
             continue;
         }
         n = admit_shard(q, sh, ring, one);
+        if (others && n != 0)
+            owner_moved_by_me(0, (first + i) % ns,
+                              atomic_load_explicit(&sh->popped, memory_order_relaxed));
         spin_unlock(&sh->lk);
     }
     /* Ready work for a second thread; what stays in the shard (behind
@@ -2060,6 +2080,7 @@ static void pdq_free(struct rq_pdq *q)
     free(q->shards);
     free(q->threads);
     free(q->buckets);
+    free(q->bucket_at);
     free(q->rings);
     free(q->slots);
     free(q);
@@ -2128,14 +2149,16 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
     q->nshards = attr->threads;
     q->threads = calloc(attr->threads, sizeof *q->threads);
     q->buckets = aligned_alloc(64, PDQ_BUCKETS * sizeof *q->buckets);
-    q->rings = aligned_alloc(64, sizeof *q->rings * attr->threads);
-    q->slots = aligned_alloc(64, sizeof *q->slots * q->nslots);
-    q->shards = aligned_alloc(64, sizeof *q->shards * q->nshards);
-    if (q->threads == NULL || q->buckets == NULL || q->rings == NULL || q->slots == NULL ||
-        q->shards == NULL) {
+    q->bucket_at = malloc(PDQ_BUCKETS * sizeof *q->bucket_at);
+    q->rings = aligned_alloc(RQI_APART, sizeof *q->rings * attr->threads);
+    q->slots = aligned_alloc(RQI_APART, sizeof *q->slots * q->nslots);
+    q->shards = aligned_alloc(RQI_APART, sizeof *q->shards * q->nshards);
+    if (q->threads == NULL || q->buckets == NULL || q->bucket_at == NULL || q->rings == NULL ||
+        q->slots == NULL || q->shards == NULL) {
         free(q->shards);
         free(q->threads);
         free(q->buckets);
+        free(q->bucket_at);
         free(q->rings);
         free(q->slots);
         free(q);
@@ -2143,6 +2166,9 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
     }
     memset(q->rings, 0, sizeof *q->rings * attr->threads);
     memset(q->buckets, 0, PDQ_BUCKETS * sizeof *q->buckets);
+    for (unsigned at = 0, sh = 0; sh < q->nshards; sh++)
+        for (unsigned b = sh; b < PDQ_BUCKETS; b += q->nshards)
+            q->bucket_at[b] = (uint16_t)at++;
     memset(q->slots, 0, sizeof *q->slots * q->nslots);
     memset(q->shards, 0, sizeof *q->shards * q->nshards);
     pthread_condattr_t ca;
