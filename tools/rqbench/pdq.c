@@ -6,7 +6,11 @@
  * by address).  Every handler adds to its key's counter and then works on
  * its key's 64 B of state for the occupancy (0, 250 ns, 1 us, 4 us, timed
  * with the clock), so the figure is the handler's work plus what the
- * queue costs around it.
+ * queue costs around it.  The keys' states lie 256 B apart: side by side,
+ * two cores running neighbouring keys took each other's lines through
+ * the prefetchers, and two threads of 0 ns handlers (the PDQ's, and the
+ * limit's plain ones too) ran no faster than one (docs/pdq.md,
+ * "Neighbouring lines").
  *
  * Two shapes:
  *   backlog  rank 0 queues n messages to itself behind a RQ_KEY_SEQUENTIAL
@@ -51,14 +55,14 @@
 #include "bench.h"
 
 enum { H_FAA = 70, H_GATE = 71, QID = 6, AUXQ = 7 };
-enum { NKEYS = 1024, STATE_WORDS = 8 };
+enum { NKEYS = 1024, STATE_WORDS = 8, STATE_STRIDE = 32 };
 enum { V_POLL, V_SPIN, V_PDQ };
 enum { D_UNIFORM, D_ZIPF, D_HOT, D_COUNT };
 enum { S_BACKLOG, S_STREAM };
 
 struct spin { _Alignas(64) _Atomic int held; };
 
-static uint64_t *state;      /* NKEYS x 64 B; word 0 = the counter */
+static uint64_t *state;      /* NKEYS x 64 B, 256 B apart; word 0 = the counter */
 static struct spin locks[NKEYS];
 static uint32_t *keys;       /* the key of message i */
 static uint64_t occ_ns;      /* handler occupancy */
@@ -107,7 +111,7 @@ static void on_faa(rq_ctx_t *c, const rq_msg_t *m, void *a)
     }
     if (use_lock)
         spin_lock(&locks[k]);
-    uint64_t *s = state + k * STATE_WORDS;
+    uint64_t *s = state + k * STATE_STRIDE;
     s[0] += m->args[1];
     uint64_t t0 = occ_ns != 0 ? rqb_now_ns() : 0, t = t0;
     do
@@ -296,7 +300,7 @@ static uint64_t counters_sum(void)
 {
     uint64_t s = 0;
     for (unsigned k = 0; k < NKEYS; k++)
-        s += state[k * STATE_WORDS];
+        s += state[k * STATE_STRIDE];
     return s;
 }
 
@@ -493,7 +497,7 @@ static void *limit_thread(void *arg)
     while (!atomic_load_explicit(a->go, memory_order_acquire))
         __builtin_ia32_pause();
     for (size_t i = 0; i < a->n; i++) {
-        uint64_t *s = state + (a->mine[i] % NKEYS) * STATE_WORDS;
+        uint64_t *s = state + (a->mine[i] % NKEYS) * STATE_STRIDE;
         s[0] += 1;
         uint64_t t0 = occ_ns != 0 ? rqb_now_ns() : 0;
         do
@@ -638,7 +642,7 @@ static void stream_rows(struct rqb *b, size_t n, const unsigned *ts, int nt)
 int rqb_fam_pdq(struct rqb *b)
 {
     const size_t nmax = b->o.smoke ? 2000 : b->o.quick ? 20000 : 100000;
-    state = aligned_alloc(64, (size_t)NKEYS * STATE_WORDS * 8);
+    state = aligned_alloc(4096, (size_t)NKEYS * STATE_STRIDE * 8);
     keys = malloc(nmax * sizeof *keys);
     if (state == NULL || keys == NULL) {
         free(state);
@@ -646,7 +650,7 @@ int rqb_fam_pdq(struct rqb *b)
         rqb_row_na(b, "pdq", NAN, "Mmsg/s", "out of memory");
         return 0;
     }
-    memset(state, 0, (size_t)NKEYS * STATE_WORDS * 8);
+    memset(state, 0, (size_t)NKEYS * STATE_STRIDE * 8);
     rq_handler_register(b->ctx, H_FAA, on_faa, NULL, 0);
     rq_handler_register(b->ctx, H_GATE, on_gate, NULL, 0);
     rq_queue_open(b->ctx, AUXQ);
