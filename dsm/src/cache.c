@@ -336,6 +336,26 @@ static void count_request(rqdsm_t *d, uint32_t w, int wr)
     }
 }
 
+/* After this thread's seq_cst CAS set E_WRITER or E_PEND_W on block b:
+ * wait until no fast read hold of b is left.  The count a writer took
+ * before its CAS (count_fast) was of the word as it was then; if E_NOFAST
+ * was cleared and set again since (a write's end, then another writer's
+ * count), a fast reader may have come in between and the CAS still
+ * matched the word (ABA).  Readers that come after the CAS see the bit
+ * and back off (their seq_cst add, then their seq_cst look at the word:
+ * of such a reader and this count one sees the other), so the count only
+ * falls.  0, or a negative error (rqdsm_wait_step). */
+static int fast_drain(rqdsm_t *d, struct rqdsm_region *r, size_t b)
+{
+    struct rqdsm_wait wait = {0, 0};
+    while (r->rd != NULL && rqdsm_fast_readers(r, b) != 0) {
+        int rc = rqdsm_wait_step(d, &wait);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* Ask the home for block b (exclusive if wr) unless a request is out or
  * the copy is already good enough (another thread's grant landed since
  * the caller looked: a second read grant would copy the bytes in again
@@ -350,9 +370,11 @@ static int request(rqdsm_t *d, struct rqdsm_region *r, size_t b, int wr, uint32_
         if ((w & E_PEND) || (w & E_STATE) == E_E || (!wr && (w & E_STATE) != E_I))
             return 0;
         nw = w | E_PEND | (wr ? E_PEND_W : 0) | want;
-    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_seq_cst,
                                                     memory_order_acquire));
     count_request(d, w, wr);
+    if (wr)
+        fast_drain(d, r, b);
     to_home(d, r, b, wr ? H_WR_REQ : H_RD_REQ, 0, 0);
     return 1;
 }
@@ -570,6 +592,24 @@ int rqdsm_end_read(rqdsm_region_t *r, size_t off, size_t len)
     return 0;
 }
 
+/* Give the write hold on block b back: settle a deferral if no reader is
+ * left, and let fast reads in again unless one is still deferred. */
+static void write_release(rqdsm_t *d, struct rqdsm_region *r, size_t b)
+{
+    _Atomic uint32_t *e = &r->entry[b];
+    uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
+    do {
+        nw = w & ~E_WRITER;
+        if (E_READERS(nw) == 0)
+            nw = settle(nw);
+        if (!(nw & E_DEFERRED))
+            nw &= ~E_NOFAST; /* readable again, nobody to count */
+    } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    if (E_READERS(nw) == 0)
+        answer_deferred(d, r, b, w);
+}
+
 /* Take the write hold on block b (this thread holds nothing on it):
  * once no other thread holds it, a hit in E, or a request whose grant
  * carries the hold.  While a write request is out, new readers of the
@@ -607,14 +647,24 @@ static int hold_write(rqdsm_t *d, struct rqdsm_region *r, size_t b, int *missed)
         } else {
             nw = w | E_PEND | E_PEND_W | E_WANT_W;
         }
-        if (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
+        if (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_seq_cst,
                                                    memory_order_acquire))
             continue;
-        if (nw & E_WRITER)
-            return 0; /* a hit */
+        if (nw & E_WRITER) {
+            /* Count again (fast_drain's ABA): a fast reader that came in
+             * since the count above makes this hit give the hold back and
+             * wait, as the count would have. */
+            if (r->rd == NULL || rqdsm_fast_readers(r, b) == 0)
+                return 0; /* a hit */
+            write_release(d, r, b);
+            *missed = 1;
+            continue;
+        }
         *missed = 1;
         if (!(w & E_PEND)) { /* this CAS asked */
             count_request(d, w, 1);
+            if ((rc = fast_drain(d, r, b)) != 0)
+                return rc;
             to_home(d, r, b, H_WR_REQ, 0, 0);
         }
         return wait_while(d, e, W_PEND); /* the grant carries the hold */
@@ -678,20 +728,8 @@ int rqdsm_end_write(rqdsm_region_t *r, size_t off, size_t len)
             if (!(atomic_load_explicit(&r->entry[b], memory_order_relaxed) & E_WRITER))
                 return RQ_ERANGE;
     }
-    for (size_t b = b0; b <= b1; b++) {
-        _Atomic uint32_t *e = &r->entry[b];
-        uint32_t w = atomic_load_explicit(e, memory_order_relaxed), nw;
-        do {
-            nw = w & ~E_WRITER;
-            if (E_READERS(nw) == 0)
-                nw = settle(nw);
-            if (!(nw & E_DEFERRED))
-                nw &= ~E_NOFAST; /* readable again, nobody to count */
-        } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_acq_rel,
-                                                        memory_order_relaxed));
-        if (E_READERS(nw) == 0)
-            answer_deferred(d, r, b, w);
-    }
+    for (size_t b = b0; b <= b1; b++)
+        write_release(d, r, b);
     return 0;
 }
 

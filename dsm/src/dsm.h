@@ -39,7 +39,12 @@
  * meanwhile and saw this hold still there); the CAS that defers (INV,
  * RECALL) is seq_cst too, before its own look at the counters.
  * E_NOFAST clears when the block is readable again with no reader to
- * count (a grant, a write section's end, a deferral settled).
+ * count (a grant, a write section's end, a deferral settled).  So a
+ * writer's count, taken before the CAS that sets E_WRITER or E_PEND_W,
+ * may be of an E_NOFAST since cleared and set again (ABA: the CAS still
+ * matches): that CAS is seq_cst and the writer counts again after it,
+ * giving a hit back or holding its request until the count is zero
+ * (fast_drain in cache.c).
  *
  * The block's bytes are published by the word:
  *   - a DATA handler copies the bytes in, then its CAS (release) sets the
