@@ -373,8 +373,8 @@ static int request(rqdsm_t *d, struct rqdsm_region *r, size_t b, int wr, uint32_
     } while (!atomic_compare_exchange_weak_explicit(e, &w, nw, memory_order_seq_cst,
                                                     memory_order_acquire));
     count_request(d, w, wr);
-    if (wr)
-        fast_drain(d, r, b);
+    if (wr) /* a failed job: the caller's wait for the grant says RQ_EPEER */
+        (void)fast_drain(d, r, b);
     to_home(d, r, b, wr ? H_WR_REQ : H_RD_REQ, 0, 0);
     return 1;
 }
