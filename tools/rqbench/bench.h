@@ -51,7 +51,8 @@ void     rqb_work(uint64_t iters);
 double   rqb_work_ns_per_iter(void);
 
 typedef double (*rqb_fn)(struct rqb *b, void *arg);
-/* Run fn until converged (see above); s gets the summary on rank 0. */
+/* Run fn until converged (see above); s gets rank 0's summary on every
+ * rank (broadcast: families may branch on it). */
 void rqb_measure(struct rqb *b, const char *what, rqb_fn fn, void *arg, struct rqb_summary *s);
 
 /* Record a row (rank 0; a no-op elsewhere). */

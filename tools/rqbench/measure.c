@@ -106,6 +106,11 @@ void rqb_measure(struct rqb *b, const char *what, rqb_fn fn, void *arg, struct r
     }
     if (b->me == 0 && b->progress)
         fprintf(stderr, "\r%78s\r", "");
+    /* Every rank gets rank 0's summary: a family that branches on it (large
+     * skips a size whose median is NaN) must branch alike everywhere, or
+     * the ranks' barriers and collectives pair up wrongly; other ranks'
+     * copies were uninitialized. */
+    rq_broadcast(b->ctx, 0, s, sizeof *s);
 }
 
 void rqb_row(struct rqb *b, const char *name, double param, const char *unit,
