@@ -77,7 +77,7 @@ static struct rqi_pkt *pkt_reserve(rq_ctx_t *ctx, struct rqi_ring_tx *tx, unsign
 /* The next well-formed packet on our ring of kind k for lane l, or NULL.
  * PAD and malformed packets are consumed on the way (malformed ones
  * counted); a broken framing fails the job. */
-static struct rqi_pkt *pkt_next(rq_ctx_t *ctx, unsigned k, unsigned l)
+static RQI_ALWAYS_INLINE struct rqi_pkt *pkt_next(rq_ctx_t *ctx, unsigned k, unsigned l)
 {
     struct rqi_ring_rx *rx = &ctx->gas.rx[k][l];
     for (;;) {
@@ -185,13 +185,19 @@ static int serve_replies(rq_ctx_t *ctx, int max)
          i++, j = j + 1 == g->nscan ? 0 : j + 1) {
         const unsigned l = g->scan[j];
         struct rqi_ring_rx *rx = &g->rx[RQI_GAS_REP][l];
-        struct rqi_pkt *p;
-        while (n < max && (p = pkt_next(ctx, RQI_GAS_REP, l)) != NULL) {
+        struct rqi_pkt *p = pkt_next(ctx, RQI_GAS_REP, l);
+        while (p != NULL) {
             uint64_t pos = rqi_ring_rx_take(rx, p);
             if (handle_reply(ctx, p) != 0)
                 atomic_fetch_add_explicit(&g->rejected, 1, memory_order_relaxed);
             rqi_ring_rx_release(rx, p, pos);
-            n++;
+            if (++n == max)
+                break;
+            /* The next reply, looked for at a call site of its own (a
+             * branch of its own): usually not there yet, and predicted
+             * so, the waiter's return runs in the shadow of the miss
+             * (see rqi_poll). */
+            p = pkt_next(ctx, RQI_GAS_REP, l);
         }
     }
     return n;

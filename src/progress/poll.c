@@ -327,6 +327,20 @@ int rqi_poll(rq_ctx_t *ctx)
         n += run_handler(ctx, &m);
         rqi_pkt_done(ctx, p);
         rqi_ring_rx_release(rx, p, pos);
+        /* The lane's next packet, looked for here in a branch of its own
+         * rather than at the top of the loop.  In a ping-pong it is not
+         * there yet and its slot line is not in this core's cache: the
+         * load misses.  Predicted "empty", the return and the caller's
+         * reply run in its shadow; the branch at the top, trained
+         * "present" by every first look, mispredicted and replayed them
+         * after the miss: up to 40-60 ns of one-way latency, by placement
+         * (docs/data/am-after-delivery-2026-11-27.txt).  A packet found
+         * here is looked at again at the top (a hit), not reused: the
+         * handlers run in between may drain the lane into the buffer. */
+        if (RQI_LIKELY(n > 0) && rqi_ring_rx_peek(rx) == NULL) {
+            rqi_ring_rx_idle(rx);
+            break;
+        }
     }
     ctx->lane_rr = l + 1 == nl ? 0 : l + 1;
     return n;
