@@ -363,10 +363,15 @@ RQ_API int rq_place_segment(rq_ctx_t *ctx, const rq_msg_t *msg, uint64_t off,
                             volatile uint64_t *done, rq_place_fn fn, void *arg);
 
 /* rq_poll - run the handlers of arrived active messages (buffered ones
- * first, then the inbound ring in place), at most RQ_POLL_BATCH per call.
- * Packets for named queues met on the way are moved to their queue's
- * buffer.  Returns the number of handlers run (0 when nothing arrived, and
- * always 0 when called from a handler), RQ_EINVAL.  Non-blocking.
+ * first, then the inbound ring in place), at most RQ_POLL_BATCH per call:
+ * on this node it reads an inbound lane (one per sending rank, unless
+ * RQ_LANES makes ranks share them) while the lane has messages, and
+ * returns once a lane it delivered from is empty (the next call starts at
+ * the next lane), so one call runs every message that had arrived in one
+ * lane, up to the batch.  Packets for named queues met on the way are
+ * moved to their queue's buffer.  Returns the number of handlers run (0
+ * when nothing arrived, and always 0 when called from a handler),
+ * RQ_EINVAL.  Non-blocking.
  * Oversubscription: rq_poll, rq_peek, rq_peek_n and rq_dequeue count the
  * calls in a row that found nothing (returned 0; any other return resets
  * the count).  With RQ_YIELD_IDLE on (by default only when this node runs

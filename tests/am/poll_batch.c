@@ -1,5 +1,5 @@
-/* poll_batch - how many handlers one rq_poll runs (rq.h: at most
- * RQ_POLL_BATCH per call, 0 only when nothing arrived).  Args: K messages
+/* poll_batch - how many handlers one rq_poll runs (rq.h: a lane's arrivals,
+ * at most RQ_POLL_BATCH per call, 0 when nothing arrived).  Args: K messages
  * per sender, B = the job's RQ_POLL_BATCH.  50 rounds of each, so the
  * lanes wrap (RQ_RING_BYTES small in CTest).
  *   self:  every rank sends K requests to itself, all published before
