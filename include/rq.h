@@ -841,8 +841,10 @@ RQ_API int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, un
  * (taking arrived messages in when none is ready), then return; max 0
  * only announces that the caller is idle.  In RQ_PDQ_MULTIPLEXED mode
  * this is how application threads serve the PDQ; each call also holds
- * the fallback threads off for RQ_PDQ_FALLBACK_US (to within 2 us).  Allowed in DEDICATED
- * mode too.  Returns handlers run (>= 0), RQ_EINVAL, RQ_EPERM (from a
+ * the fallback threads off for RQ_PDQ_FALLBACK_US (to within 2 us while
+ * a thread calls at a steady rate; a thread that calls densely marks the
+ * time only every few calls, so up to 15 of its calls just before it
+ * slows down may not count).  Allowed in DEDICATED mode too.  Returns handlers run (>= 0), RQ_EINVAL, RQ_EPERM (from a
  * handler).  Non-blocking (runs handlers).  Thread safety: any number of
  * threads at once. */
 RQ_API int rq_pdq_help(rq_pdq_t *pdq, unsigned max);

@@ -1,8 +1,13 @@
 /* copy.c - the choice between ordinary and streaming stores for a large
- * copy into memory another rank reads next (copy.h). */
+ * copy into memory another rank reads next, and the cycle counter's rate
+ * (copy.h). */
+#define _GNU_SOURCE
 #include "copy.h"
 
 #include "config.h"
+#include "sys.h"
+
+#include <stdatomic.h>
 
 /* The median of the last samples of way m (at least one). */
 static float cost_median(const struct rqi_copy_cost *s, int m)
@@ -69,4 +74,28 @@ void rqi_copy_chosen(struct rqi_copy_cost *s, int mode, void *dst, const void *s
      * page fault or a cold cache can triple a few of its samples; far:
      * 7-10x). */
     s->stream = s->k[0] >= 4 && s->k[1] >= 4 && cost_median(s, 0) > 4.0f * cost_median(s, 1);
+}
+
+uint64_t rqi_cycles_per_1024ns(void)
+{
+    /* Threads that race here measure alike; any one's result will do. */
+    static _Atomic uint64_t rate;
+    uint64_t r = atomic_load_explicit(&rate, memory_order_relaxed);
+    if (r != 0)
+        return r;
+#if defined(__x86_64__)
+    const uint64_t t0 = rqi_mono_ns(), c0 = rqi_cycles();
+    uint64_t t1;
+    while ((t1 = rqi_mono_ns()) - t0 < 20000u)
+        ;
+    const uint64_t c1 = rqi_cycles();
+    r = (c1 - c0) * 1024u / (t1 - t0);
+    r -= r / 16u;
+    if (r == 0)
+        r = 1;
+#else
+    r = 1024u; /* rqi_cycles() counts nanoseconds */
+#endif
+    atomic_store_explicit(&rate, r, memory_order_relaxed);
+    return r;
 }
