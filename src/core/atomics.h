@@ -36,4 +36,28 @@ static inline void rqi_cpu_relax(void)
 #define RQI_ALWAYS_INLINE inline __attribute__((always_inline))
 #define RQI_NOINLINE __attribute__((noinline))
 
+/* Accesses ThreadSanitizer must not track between RQI_TSAN_IGNORE_BEGIN
+ * and _END (plain and atomic, and the synchronization of the atomic
+ * ones): it sees the threads of one process only, and some orderings are
+ * carried by other processes (gas/gas.h) or by a design it cannot follow
+ * (a hint read that any value may answer: shm_ring.h,
+ * rqi_ring_rx_waiting).  Every use says why. */
+#if defined(__SANITIZE_THREAD__)
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+void AnnotateIgnoreSyncBegin(const char *file, int line);
+void AnnotateIgnoreSyncEnd(const char *file, int line);
+#define RQI_TSAN_IGNORE_BEGIN()                                                          \
+    (AnnotateIgnoreReadsBegin(__FILE__, __LINE__), AnnotateIgnoreWritesBegin(__FILE__, __LINE__), \
+     AnnotateIgnoreSyncBegin(__FILE__, __LINE__))
+#define RQI_TSAN_IGNORE_END()                                                            \
+    (AnnotateIgnoreSyncEnd(__FILE__, __LINE__), AnnotateIgnoreWritesEnd(__FILE__, __LINE__), \
+     AnnotateIgnoreReadsEnd(__FILE__, __LINE__))
+#else
+#define RQI_TSAN_IGNORE_BEGIN() ((void)0)
+#define RQI_TSAN_IGNORE_END()   ((void)0)
+#endif
+
 #endif

@@ -78,23 +78,8 @@
  * own segment are left out of its tracking (RQI_TSAN_SEGMENT_BEGIN/END);
  * everything the main thread and the np thread share inside the process
  * (slots, counters, the service lock, get buffers) stays checked. */
-#if defined(__SANITIZE_THREAD__)
-void AnnotateIgnoreReadsBegin(const char *file, int line);
-void AnnotateIgnoreReadsEnd(const char *file, int line);
-void AnnotateIgnoreWritesBegin(const char *file, int line);
-void AnnotateIgnoreWritesEnd(const char *file, int line);
-void AnnotateIgnoreSyncBegin(const char *file, int line);
-void AnnotateIgnoreSyncEnd(const char *file, int line);
-#define RQI_TSAN_SEGMENT_BEGIN()                                                         \
-    (AnnotateIgnoreReadsBegin(__FILE__, __LINE__), AnnotateIgnoreWritesBegin(__FILE__, __LINE__), \
-     AnnotateIgnoreSyncBegin(__FILE__, __LINE__))
-#define RQI_TSAN_SEGMENT_END()                                                           \
-    (AnnotateIgnoreSyncEnd(__FILE__, __LINE__), AnnotateIgnoreWritesEnd(__FILE__, __LINE__), \
-     AnnotateIgnoreReadsEnd(__FILE__, __LINE__))
-#else
-#define RQI_TSAN_SEGMENT_BEGIN() ((void)0)
-#define RQI_TSAN_SEGMENT_END()   ((void)0)
-#endif
+#define RQI_TSAN_SEGMENT_BEGIN() RQI_TSAN_IGNORE_BEGIN()
+#define RQI_TSAN_SEGMENT_END()   RQI_TSAN_IGNORE_END()
 
 #define RQI_GAS_SLOTS 1024u /* outstanding gets and AMOs per rank */
 
