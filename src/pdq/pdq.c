@@ -2320,13 +2320,13 @@ static int help_run(struct rq_pdq *q, unsigned max)
  * every step.  The clock itself (23 ns here, a quarter of barnes' time
  * when rqdsm helped on every section) is read only when this thread has
  * not looked for half of help_stamp_ns by the cycle counter (its rate
- * measured once, rounded down: rqi_cycles_per_1024ns).  The cycle counter is not read on every call either (18 ns on
- * a 2-vCPU Xeon VM: an idle rq_pdq_help took 40 ns against rq_poll's 24,
- * and barnes helping on every section spent 13% of its time there): a
- * thread whose calls come densely checks once every `skip` calls, skip
- * doubling (up to PDQ_HELP_SKIP_MAX) while `skip` calls take under a
- * quarter of help_stamp_ns and falling back to 1 once they take half of
- * it.  So while a thread's calls come at a steady rate the stamp is at
+ * measured once, rounded down: rqi_cycles_per_1024ns).  The counter is
+ * not read on every call either (18 ns on a 2-vCPU Xeon VM: an idle
+ * rq_pdq_help took 29-32 ns against rq_poll's 17-20, and barnes helping
+ * on every section spent 13% of its time there): a thread whose calls
+ * come densely checks once every `skip` calls, skip doubling (up to
+ * PDQ_HELP_SKIP_MAX) while `skip` calls take under a quarter of
+ * help_stamp_ns and falling back to 1 once they take half of it.  So while a thread's calls come at a steady rate the stamp is at
  * most 1.5 help_stamp_ns (<= 2 us) stale; the calls a thread skips just
  * before it slows down (at most PDQ_HELP_SKIP_MAX - 1) do not count
  * (rq.h, rq_pdq_help). */
