@@ -143,9 +143,9 @@ static int copy_piece(rq_ctx_t *ctx, int on_engine)
     pthread_mutex_unlock(&a->lock);
     /* A peer's segment is written or read here, ordered for the peer by
      * the announcement or by the application's own synchronization. */
-    RQI_TSAN_SEGMENT_BEGIN();
+    RQI_TSAN_IGNORE_BEGIN();
     memcpy(op->to + at, op->from + at, n);
-    RQI_TSAN_SEGMENT_END();
+    RQI_TSAN_IGNORE_END();
     if (atomic_fetch_add_explicit(&op->copied, n, memory_order_acq_rel) + n == len)
         op_landed(ctx, op, on_engine);
     return 1;
@@ -470,9 +470,9 @@ int rqi_async_issue(rq_ctx_t *ctx, struct rqi_aop *op)
         return 0;
     /* At the call: small, in place, or no copy thread could start. */
     if (op->len != 0) {
-        RQI_TSAN_SEGMENT_BEGIN();
+        RQI_TSAN_IGNORE_BEGIN();
         memcpy(op->to, op->from, op->len);
-        RQI_TSAN_SEGMENT_END();
+        RQI_TSAN_IGNORE_END();
     }
     atomic_fetch_add_explicit(&a->pending, 1, memory_order_relaxed);
     if (op->kind == RQI_AOP_LONG &&

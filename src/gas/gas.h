@@ -75,12 +75,10 @@
 /* ThreadSanitizer sees the threads of one process only.  Segment memory
  * is ordered across processes (a reply, a barrier, an active message from
  * another rank), a chain it cannot follow, so the server's accesses to our
- * own segment are left out of its tracking (RQI_TSAN_SEGMENT_BEGIN/END);
+ * own segment are left out of its tracking (RQI_TSAN_IGNORE_BEGIN/END,
+ * core/atomics.h);
  * everything the main thread and the np thread share inside the process
  * (slots, counters, the service lock, get buffers) stays checked. */
-#define RQI_TSAN_SEGMENT_BEGIN() RQI_TSAN_IGNORE_BEGIN()
-#define RQI_TSAN_SEGMENT_END()   RQI_TSAN_IGNORE_END()
-
 #define RQI_GAS_SLOTS 1024u /* outstanding gets and AMOs per rank */
 
 /* Request and reply opcodes (rqi_pkt.tag on the global-address rings). */

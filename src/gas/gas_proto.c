@@ -275,10 +275,10 @@ static int handle_request(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt 
         if ((a[0] & 7) != 0 || a[0] > ctx->seg_bytes - 8 || a[1] < RQ_AMO_FADD ||
             a[1] > RQ_AMO_FXOR || len != 0)
             return -1;
-        RQI_TSAN_SEGMENT_BEGIN();
+        RQI_TSAN_IGNORE_BEGIN();
         uint64_t old = rqi_gas_amo_apply((_Atomic uint64_t *)(void *)(seg + a[0]), (int)a[1],
                                          a[2], a[3]);
-        RQI_TSAN_SEGMENT_END();
+        RQI_TSAN_IGNORE_END();
         reply_small(ctx, src, RQI_GOP_OLD, a[4], a[5], old, on_main);
         return 0;
     }
@@ -293,9 +293,9 @@ static int handle_request(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt 
             rqi_ring_rx_release(rx, p, pos);
             return -1;
         }
-        RQI_TSAN_SEGMENT_BEGIN();
+        RQI_TSAN_IGNORE_BEGIN();
         rqi_region_copy(seg + a[0], a[1], a[2], a[3], a[4], rqi_pkt_payload(p), len, 1);
-        RQI_TSAN_SEGMENT_END();
+        RQI_TSAN_IGNORE_END();
         rqi_ring_rx_release(rx, p, pos);
         if (op == RQI_GOP_STORE)
             rqi_gas_count_stored(ctx, ctx->rank, (uint32_t)src, len);
@@ -316,9 +316,9 @@ static int handle_request(rq_ctx_t *ctx, struct rqi_ring_rx *rx, struct rqi_pkt 
         ra[0] = a[4];
         ra[1] = a[5];
         ra[2] = at;
-        RQI_TSAN_SEGMENT_BEGIN();
+        RQI_TSAN_IGNORE_BEGIN();
         rqi_region_copy(seg + a[0], a[1], a[2], a[3], at, rqi_pkt_payload(r), n, 0);
-        RQI_TSAN_SEGMENT_END();
+        RQI_TSAN_IGNORE_END();
         rqi_ring_tx_publish(r, rpos);
         at += n;
     }
