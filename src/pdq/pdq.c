@@ -54,7 +54,7 @@
  *   arrival order, admitted from its head, and wait in the `pend` FIFO of
  *   their key's holder.  No lock is taken per message by all threads:
  *   in_lk once per arrival (by the intake) and per 32 freed entries, a
- *   shard's lock by the intake per arrival and by its owner per batch,
+ *   shard's lock by the intake per queued arrival and by its owner per batch,
  *   the key's bucket (its shard's) per claim and per batch of successors.
  *
  * WHO WRITES WHAT (memory ordering)
@@ -69,8 +69,11 @@
  *   shards[i].lk guards shard i's array, h, t (the intake appends nested
  *     in in_lk; admitters pop); shards[i].n mirrors the length and
  *     .popped counts admissions (relaxed hints: whether to look, whether
- *     its owner keeps up).  nbacklog counts the shards' entries (seq_cst RMWs by the
- *     intake and admitters; read as a hint, and by the sleep protocol).
+ *     its owner keeps up).  An admitter stores n with release after the
+ *     keys of the entries it popped are claimed; a direct run, holding
+ *     in_lk (no appends), loads it with acquire in place of the lock.
+ *     nbacklog counts the shards' entries (seq_cst RMWs by the intake and
+ *     admitters; read as a hint, and by the sleep protocol).
  *   parked: places taken by CAS below `window` (a batch at a time) before
  *     entries are parked, given back (relaxed RMW) when a pend list is
  *     taken to run; a bound, no data rides on it (the bucket locks
@@ -86,9 +89,10 @@
  *     after head passed it, so a stale read fails its CAS.
  *   slots[i].done[2]: entries completed by thread i
  *     (PDQ threads own theirs and store; helpers take the extra slots
- *     in turn, by a relaxed RMW on helper_turn once per thread and PDQ,
- *     sharing one only past PDQ_EXTRA_SLOTS, and add).  done is stored
- *     with release after the handler returned,
+ *     in turn, by a relaxed RMW on helper_turn once per thread and PDQ:
+ *     the first PDQ_OWN_SLOTS turns own theirs and store, later ones
+ *     share the rest and add; sum_done reads only the slots handed out).
+ *     done is stored with release after the handler returned,
  *     read with acquire by drain and by the SEQUENTIAL check, so a
  *     drainer or a SEQUENTIAL handler sees the handlers' effects, and
  *     the ctx's pdq_rejected count (added relaxed before that release).
@@ -174,7 +178,8 @@
 #define PDQ_RING         64u   /* a thread's ready ring (power of two) */
 #define PDQ_BUCKETS      1024u /* key table buckets, a lock and a line each */
 #define PDQ_BUCKET_BITS  10
-#define PDQ_EXTRA_SLOTS  8u    /* counter slots shared by helper threads */
+#define PDQ_EXTRA_SLOTS  16u   /* counter slots for helper threads ... */
+#define PDQ_OWN_SLOTS    12u   /* ... of which the first helpers' own (my_slot) */
 #define PDQ_IDLE_SPINS   64u   /* empty looks (~100 ns each) before yielding */
 #define PDQ_DIRECT_BYTES 512u  /* arguments + payload run directly */
 
@@ -245,7 +250,7 @@ struct rq_pdq {
     struct pdq_bucket *buckets;
     uint16_t          *bucket_at; /* bucket -> its place in buckets[] (bucket_of) */
     struct pdq_ring   *rings; /* one per PDQ thread */
-    struct pdq_slot   *slots; /* PDQ threads', then PDQ_EXTRA_SLOTS shared */
+    struct pdq_slot   *slots; /* PDQ threads', then PDQ_EXTRA_SLOTS helpers' */
 
     struct pdq_shard  *shards; /* nshards = nthreads */
     unsigned           nshards;
@@ -297,7 +302,10 @@ static _Thread_local struct {
     const struct rq_pdq *q;
     uint64_t             gen;
     unsigned             slot;
-    int                  own; /* a PDQ thread: slot and ring are its own */
+    int                  own;  /* a PDQ thread: slot and ring are its own */
+    int                  excl; /* the slot is this thread's alone (a PDQ
+                                  thread's, or a helper's of the first
+                                  PDQ_OWN_SLOTS): counts are plain stores */
 } me __attribute__((tls_model("initial-exec")));
 static _Atomic uint64_t pdq_gen;
 
@@ -310,9 +318,15 @@ static unsigned my_slot(struct rq_pdq *q)
         /* Helpers take the extra slots in turn.  (A hash of this TLS
          * block's address gave every thread but the main one the same
          * slot: thread stacks, and their TLS, sit whole pages apart, so
-         * every helper's counter shared one line.) */
-        me.slot = q->nthreads + atomic_fetch_add_explicit(&q->helper_turn, 1, memory_order_relaxed) %
-                                    PDQ_EXTRA_SLOTS;
+         * every helper's counter shared one line.)  The first
+         * PDQ_OWN_SLOTS turns get a slot of their own, never handed out
+         * again, and count with a plain store (a helper's locked add per
+         * message was a tenth of its direct run); later ones share the
+         * rest and add atomically. */
+        const unsigned turn = atomic_fetch_add_explicit(&q->helper_turn, 1, memory_order_relaxed);
+        me.excl = turn < PDQ_OWN_SLOTS;
+        me.slot = q->nthreads + (me.excl ? turn
+                                          : PDQ_OWN_SLOTS + turn % (PDQ_EXTRA_SLOTS - PDQ_OWN_SLOTS));
     }
     return me.slot;
 }
@@ -324,7 +338,7 @@ static struct pdq_ring *my_ring(struct rq_pdq *q)
 
 static void count_add(struct rq_pdq *q, _Atomic uint64_t *c, uint64_t n, memory_order mo)
 {
-    if (me.own && me.q == q) /* only this thread writes it */
+    if (me.excl && me.q == q) /* only this thread writes it */
         atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, mo);
     else
         atomic_fetch_add_explicit(c, n, mo);
@@ -752,10 +766,17 @@ static struct pdq_entry *steal(struct rq_pdq *q, const struct pdq_ring *mine)
 
 /* ---- counters ---------------------------------------------------------- */
 
+/* The entries completed (in epoch 0, 1, or both: -1).  Only the slots
+ * handed out so far are read (helper_turn): a slot handed out after the
+ * load holds no count the caller could be waiting for that it would not
+ * look for again (every caller compares against a bound it reached by
+ * counting, and retries while short: an undercount only waits). */
 static uint64_t sum_done(const struct rq_pdq *q, int epoch)
 {
+    const unsigned turns = atomic_load_explicit(&q->helper_turn, memory_order_relaxed);
+    const unsigned used = q->nthreads + (turns < PDQ_EXTRA_SLOTS ? turns : PDQ_EXTRA_SLOTS);
     uint64_t s = 0;
-    for (unsigned i = 0; i < q->nslots; i++) {
+    for (unsigned i = 0; i < used; i++) {
         if (epoch != 1)
             s += atomic_load_explicit(&q->slots[i].done[0], memory_order_acquire);
         if (epoch != 0)
@@ -767,9 +788,12 @@ static uint64_t sum_done(const struct rq_pdq *q, int epoch)
 
 /* ---- entries ------------------------------------------------------------ */
 
+/* Entries a thread has finished, freed a batch at a time.  Only n needs
+ * a value to start: `= {.n = 0}` zeroed the whole 1 KiB array, a quarter
+ * of an idle helper's call (a `rep stos` on every rq_pdq_help). */
 struct freeb {
-    struct pdq_entry *e[PDQ_FREE_BATCH];
     unsigned          n;
+    struct pdq_entry *e[PDQ_FREE_BATCH];
 };
 
 /* Under in_lk: keep e's record (e->small: its class) for reuse. */
@@ -1055,7 +1079,8 @@ static unsigned admit_shard(struct rq_pdq *q, struct pdq_shard *sh, struct pdq_r
     claim_release(&h);
     park_give(q, places);
     if (n != 0) {
-        atomic_store_explicit(&sh->n, sh->t - sh->h, memory_order_relaxed);
+        /* Release: a direct run that reads 0 sees these claims. */
+        atomic_store_explicit(&sh->n, sh->t - sh->h, memory_order_release);
         atomic_store_explicit(&sh->popped, atomic_load_explicit(&sh->popped, memory_order_relaxed) + n,
                               memory_order_relaxed);
         atomic_fetch_sub(&q->nbacklog, n);
@@ -1344,10 +1369,13 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
     if (ok && m.key == RQ_KEY_NOSYNC) {
         ok = window_open(q);
     } else if (ok) {
-        struct pdq_shard *sh = shard_of(q, m.key);
-        spin_lock(&sh->lk);
-        ok = sh->h == sh->t && window_open(q) && key_claim(q, e, 0) == 1;
-        spin_unlock(&sh->lk);
+        /* The shard's count, not its lock: under in_lk nothing is
+         * appended, and an admitter stores the count (release) after the
+         * keys of what it took out are claimed, so a 0 here means every
+         * earlier entry of the key holds it or waits behind its holder
+         * (key_claim then finds it busy). */
+        ok = atomic_load_explicit(&shard_of(q, m.key)->n, memory_order_acquire) == 0 &&
+             window_open(q) && key_claim(q, e, 0) == 1;
     }
     if (ok) {
         e->epoch = (uint8_t)q->epoch;
@@ -1399,9 +1427,10 @@ static int direct_run(struct rq_pdq *q, struct rqi_ring_rx *rx, struct rqi_pkt *
  * goes through solo_settle first, which puts a running message in the
  * books (counted, its key claimed) and stops the run; the runner then
  * finishes that message as a direct entry.
- * A direct run paid four locked instructions per message (in_lk, shard
- * lock, key claim, key release), each of which waited for the packet's
- * lines to come from the sender's core; a CAS per message in their place
+ * A direct run pays three locked instructions per message (in_lk, the
+ * key's claim and release; it took the shard's lock too when solo runs
+ * were measured), each of which waits for the packet's lines to come
+ * from the sender's core; a CAS per message in their place
  * still cost a fifth of the rate (docs/pdq.md has the figures).
  * Other threads leave the intake to a runner whose word keeps moving
  * (solo_elsewhere): a handler that runs 20 us (PDQ_STALL_NS) lets them in,
@@ -1956,12 +1985,14 @@ static void *worker_main(void *arg)
     me.gen = q->gen;
     me.slot = ((struct worker_arg *)arg)->index;
     me.own = 1;
+    me.excl = 1;
     free(arg);
     char name[16]; /* what top, perf and gdb show: rq-pdq<qid>.<thread> */
     snprintf(name, sizeof name, "rq-pdq%u.%u", q->qid, me.slot);
     pthread_setname_np(pthread_self(), name);
     struct pdq_ring *ring = &q->rings[me.slot];
-    struct freeb fb = {.n = 0};
+    struct freeb fb;
+    fb.n = 0;
     uint64_t idle_since = 0;
     unsigned spins = 0;
     while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
@@ -2283,7 +2314,8 @@ int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned 
  * once when none is ready.  Returns handlers run. */
 static int help_run(struct rq_pdq *q, unsigned max)
 {
-    struct freeb fb = {.n = 0};
+    struct freeb fb;
+    fb.n = 0;
     unsigned done = 0;
     int n = 0, pumped = 0;
     while (done < max) {
@@ -2469,7 +2501,8 @@ static void close_body(struct rq_pdq *q)
     atomic_fetch_and(rung_word(q), ~(1ull << q->qid));
     /* What came in between the drain and the detach runs here, in order
      * (one thread: each entry's key's successors run right after it). */
-    struct freeb fb = {.n = 0};
+    struct freeb fb;
+    fb.n = 0;
     for (struct pdq_entry *e; (e = next_ready(q, NULL)) != NULL;)
         run_chain(q, e, &fb);
     fb_flush(q, &fb);
