@@ -338,6 +338,24 @@ static inline int rqi_ring_rx_waiting(const struct rqi_ring_rx *rx)
     return waiting;
 }
 
+/* rqi_ring_rx_waiting, and if a packet waits, its queue id and kind (*qid,
+ * *kind): hints, under the same race (a look that races with the consumer
+ * may read a later packet's words, or payload). */
+static inline int rqi_ring_rx_waiting_what(const struct rqi_ring_rx *rx, unsigned *qid,
+                                           unsigned *kind)
+{
+    const uint64_t h = rqi_load_acquire(&rx->ctrl->head);
+    struct rqi_pkt *p = rqi_ring_slot(rx->slots, rx->nslots, h);
+    RQI_TSAN_IGNORE_BEGIN();
+    const int waiting = rqi_load_acquire(&p->seq) == h + 1;
+    if (waiting) {
+        *qid = __atomic_load_n(&p->qid, __ATOMIC_RELAXED);
+        *kind = __atomic_load_n(&p->kind, __ATOMIC_RELAXED);
+    }
+    RQI_TSAN_IGNORE_END();
+    return waiting;
+}
+
 static inline void rqi_ring_rx_publish_head(struct rqi_ring_rx *rx)
 {
     /* Releases our reads and zeroing of every slot below head; pairs with
