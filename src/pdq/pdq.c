@@ -98,10 +98,12 @@
  *     the ctx's pdq_rejected count (added relaxed before that release).
  *   last_help_ns  stored relaxed by helpers once it is stale by half
  *     of help_stamp_ns (1/16 of the spin and fallback times, at most
- *     1.33 us; a helper reads the clock only every half of it by its cycle
+ *     1.33 us; a helper looks only every half of it by its cycle
  *     counter, and that only every few calls while its calls are dense:
- *     at most 1.5 help_stamp_ns stale, so what RQ_PDQ_FALLBACK_US
- *     promises holds to 2 us; help_stamp), read relaxed by PDQ threads
+ *     at most 1.5 help_stamp_ns stale; its time is the clock it read last
+ *     plus the counter's ticks since, at most 1.1 us ahead: so what
+ *     RQ_PDQ_FALLBACK_US promises holds to 2 us; help_stamp, help_now),
+ *     read relaxed by PDQ threads
  *     (when to fall back, when to sleep): a heuristic clock, alone on its
  *     line.
  *   Sleep (mu/work): a sleeper takes mu, adds itself to `sleepers`
@@ -170,6 +172,7 @@
 #define PDQ_FREE_MAX     65536u /* recycled entries an idle PDQ keeps (16 MiB) */
 #define PDQ_FREE_BATCH   128u  /* entries a thread frees at once */
 #define PDQ_HELP_STAMP_MAX_NS 1333u /* 1.5x this: how stale a helper's time stamp may be */
+#define PDQ_HELP_REBASE_NS 16384u /* a helper reads the clock at most this often (help_now) */
 #define PDQ_BATCH        32u   /* entries a thread admits at once, whatever the window (which
                                   bounds only what waits behind busy keys): at 16, two
                                   threads of 0 ns handlers wrote the backlog's shared
@@ -243,6 +246,8 @@ struct rq_pdq {
                                        be; 1/16 of the times read against it,
                                        at most 1.33 us (help_stamp) */
     uint64_t         help_half_cycles; /* half of it, in cycle-counter ticks */
+    uint64_t         help_rate;        /* rqi_cycles_per_1024ns (rounded down) */
+    uint64_t         help_rebase_cycles; /* PDQ_HELP_REBASE_NS in ticks */
     /* Own line: helpers write it, and the fields above are read by every
      * thread per message. */
     _Alignas(64) _Atomic uint64_t last_help_ns;
@@ -2205,7 +2210,9 @@ static struct rq_pdq *pdq_alloc(rq_ctx_t *ctx, unsigned qid, const rq_pdq_attr_t
     q->help_stamp_ns = (q->fallback_ns < q->spin_ns ? q->fallback_ns : q->spin_ns) / 16u;
     if (q->help_stamp_ns > PDQ_HELP_STAMP_MAX_NS)
         q->help_stamp_ns = PDQ_HELP_STAMP_MAX_NS;
-    q->help_half_cycles = q->help_stamp_ns / 2 * rqi_cycles_per_1024ns() / 1024u;
+    q->help_rate = rqi_cycles_per_1024ns();
+    q->help_half_cycles = q->help_stamp_ns / 2 * q->help_rate / 1024u;
+    q->help_rebase_cycles = PDQ_HELP_REBASE_NS * q->help_rate / 1024u;
     q->limit = ctx->vb.limit;
     q->nshards = attr->threads;
     q->threads = calloc(attr->threads, sizeof *q->threads);
@@ -2383,10 +2390,13 @@ static int help_run(struct rq_pdq *q, unsigned max)
  * on every section spent 13% of its time there): a thread whose calls
  * come densely checks once every `skip` calls, skip doubling (up to
  * PDQ_HELP_SKIP_MAX) while `skip` calls take under a quarter of
- * help_stamp_ns and falling back to 1 once they take half of it.  So while a thread's calls come at a steady rate the stamp is at
- * most 1.5 help_stamp_ns (<= 2 us) stale; the calls a thread skips just
- * before it slows down (at most PDQ_HELP_SKIP_MAX - 1) do not count
- * (rq.h, rq_pdq_help). */
+ * help_stamp_ns and falling back to 1 once they take half of it.  So
+ * while a thread's calls come at a steady rate the stamp is at most 1.5
+ * help_stamp_ns (<= 2 us) stale; the calls a thread skips just before it
+ * slows down (at most PDQ_HELP_SKIP_MAX - 1) do not count (rq.h,
+ * rq_pdq_help).  And the time stamped is the counter's, from the clock's
+ * last reading (help_now): a clock read at every look was 4% of barnes'
+ * time under the multiplexed organisation, a look every ~700 ns. */
 #define PDQ_HELP_SKIP_MAX 16u
 static _Thread_local struct {
     uint64_t gen;     /* the PDQ's (q->gen: never reused) */
@@ -2394,7 +2404,24 @@ static _Thread_local struct {
     uint64_t checked; /* ... and at its last check */
     unsigned skip;    /* calls from one check to the next, 1..PDQ_HELP_SKIP_MAX */
     unsigned left;    /* calls before the next check */
+    uint64_t base_cycles, base_ns; /* the counter and the clock at this
+                                      thread's last read of the clock (any PDQ) */
 } help_look __attribute__((tls_model("initial-exec")));
+
+/* The time now, for a helper's stamp: the clock read at most every
+ * PDQ_HELP_REBASE_NS, in between the last reading plus the counter's
+ * ticks since, at the rate rounded down (so the time is never behind the
+ * clock, and at most 1/15 of PDQ_HELP_REBASE_NS, 1.1 us, ahead of it: a
+ * stamp ahead holds the fallback threads off that much longer).  A
+ * counter that went back (another CPU's, unsynchronized) reads the clock. */
+static uint64_t help_now(const struct rq_pdq *q, uint64_t c)
+{
+    const uint64_t since = c - help_look.base_cycles;
+    if (help_look.base_ns != 0 && since < q->help_rebase_cycles)
+        return help_look.base_ns + since * 1024u / q->help_rate;
+    help_look.base_cycles = c;
+    return help_look.base_ns = rqi_mono_ns();
+}
 
 static void help_stamp(struct rq_pdq *q)
 {
@@ -2422,7 +2449,7 @@ static void help_stamp(struct rq_pdq *q)
         help_look.left = 0;
     }
     help_look.cycles = c;
-    const uint64_t now = rqi_mono_ns();
+    const uint64_t now = help_now(q, c);
     if (now - rqi_load_relaxed(&q->last_help_ns) >= q->help_stamp_ns / 2)
         rqi_store_relaxed(&q->last_help_ns, now);
 }
