@@ -800,7 +800,8 @@ RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 #define RQ_PDQ_DEDICATED   1  /* the PDQ owns `threads` threads; idle ones sleep */
 #define RQ_PDQ_MULTIPLEXED 2  /* application threads run handlers in rq_pdq_help;
                                  `threads` fallback threads step in only when
-                                 nobody helped for RQ_PDQ_FALLBACK_US */
+                                 nobody helped for RQ_PDQ_FALLBACK_US, and at
+                                 most 4x that after the last help */
 typedef struct rq_pdq_attr { unsigned threads; int mode; unsigned window; } rq_pdq_attr_t;
 
 /* rq_pdq_open - make queue qid (1 <= qid < RQ_MAX_QUEUES, not opened with
@@ -844,9 +845,14 @@ RQ_API int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, un
  * the fallback threads off for RQ_PDQ_FALLBACK_US (to within 2 us while
  * a thread calls at a steady rate; a thread that calls densely marks the
  * time only every few calls, so up to 15 of its calls just before it
- * slows down may not count).  Allowed in DEDICATED mode too.  Returns handlers run (>= 0), RQ_EINVAL, RQ_EPERM (from a
- * handler).  Non-blocking (runs handlers).  Thread safety: any number of
- * threads at once. */
+ * slows down may not count).  While calls keep coming, a fallback thread
+ * looks less often (each look that finds a call within
+ * RQ_PDQ_FALLBACK_US doubles its next sleep, up to 4x): once the calls
+ * stop, the fallback threads step in between 1x and 4x
+ * RQ_PDQ_FALLBACK_US after the last one.  Allowed in DEDICATED mode too.
+ * Returns handlers run (>= 0), RQ_EINVAL, RQ_EPERM (from a handler).
+ * Non-blocking (runs handlers).  Thread safety: any number of threads at
+ * once. */
 RQ_API int rq_pdq_help(rq_pdq_t *pdq, unsigned max);
 
 /* rq_pdq_drain - return when every message that had arrived at the call

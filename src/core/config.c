@@ -83,7 +83,8 @@ const struct rqi_cfg_var rqi_cfg_vars[RQI_CFG_COUNT] = {
     [RQI_CFG_PDQ_SPIN_US] = {"RQ_PDQ_SPIN_US", 50, 0, 1000000, 0,
         "how long an idle PDQ thread looks for work before it sleeps (stuck behind busy keys, or beside a solo run: how long it sleeps between looks)", NULL},
     [RQI_CFG_PDQ_FALLBACK_US] = {"RQ_PDQ_FALLBACK_US", 200, 0, 60000000, 0,
-        "multiplexed PDQ: how long messages wait for rq_pdq_help before a fallback thread runs them", NULL},
+        "multiplexed PDQ: how long messages wait for rq_pdq_help before a fallback thread runs them "
+        "(up to 4x this after helpers that kept calling stop)", NULL},
     [RQI_CFG_PDQ_BIND] = {"RQ_PDQ_BIND", RQI_PDQ_BIND_SPREAD, 0, 1, 0,
         "where a PDQ's threads run: spread (each on one CPU of the opening thread's allowed set, "
         "thread i of this node's k-th rank at place k * threads + i, round the set; a set of one "

@@ -8,7 +8,10 @@
  * them run once the calls stop.  Several rounds; each starts with a
  * burst of back-to-back calls, after which the helper marks the time only
  * every few calls (rq.h: up to 15 calls just before it slows down may not
- * count), and the sparse calls that follow must still hold them off. */
+ * count), and the sparse calls that follow must still hold them off.
+ * The calls kept the fallback thread looking less often (up to 4x
+ * RQ_PDQ_FALLBACK_US apart): it must still step in within 4x of the last
+ * call. */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdio.h>
@@ -58,6 +61,9 @@ int main(int argc, char **argv)
         while (atomic_load(&ran) < base + MSGS && check_now_s() - t0 < 30)
             nap_ms(5);
         CHECK_EQ(atomic_load(&ran), base + MSGS); /* the fallback ran them */
+        /* ... at most 4 x RQ_PDQ_FALLBACK_US after the last call (rq.h;
+         * 0.8 s here), with a second for a loaded machine's scheduling. */
+        CHECK(check_now_s() - t0 < 0.8 + 1.0);
     }
     CHECK_EQ(rq_pdq_close(pdq), 0);
     CHECK_EQ(rq_finalize(ctx), 0);
