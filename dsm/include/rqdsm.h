@@ -58,7 +58,10 @@
  *   - The protocol runs in handlers: on the PDQ's threads
  *     (RQDSM_PROTO_PDQ, the default; dedicated or multiplexed; an
  *     application thread waiting in an rqdsm call, or in rqdsm_poll,
- *     runs them too), on the
+ *     runs them too, and now and then one in its other rqdsm calls
+ *     when the threads are multiplexed or, in a job of several ranks,
+ *     when this node runs more threads, its ranks' protocol and
+ *     application threads, than it has CPUs online), on the
  *     main thread inside rq_poll (RQDSM_PROTO_POLL), or on the PDQ's
  *     threads under one spin lock per block (RQDSM_PROTO_SPINLOCK, the PDQ
  *     paper's baseline).  Under RQDSM_PROTO_POLL a rank serves other

@@ -229,11 +229,12 @@ static int range(struct rqdsm_region *r, size_t off, size_t len, size_t *b0, siz
             if (rc < 0)
                 return rc;
         }
-    } else if (r->dsm->pdq_mode == RQ_PDQ_MULTIPLEXED) {
-        /* Multiplexed: the node's processors are its application threads,
-         * so they serve now and then while busy, not only when idle (else
-         * a request waits for a miss here, a barrier, or the fallback
-         * thread's RQ_PDQ_FALLBACK_US): on 2 ranks, barnes 115.8 -> 90.8
+    } else if (r->dsm->serve_sections) {
+        /* Multiplexed (or dedicated protocol threads without CPUs of
+         * their own: serves_in_sections): the node's processors are its
+         * application threads, so they serve now and then while busy, not
+         * only when idle (else a request waits for a miss here, a barrier,
+         * or the fallback thread's RQ_PDQ_FALLBACK_US): on 2 ranks, barnes 115.8 -> 90.8
          * ms, lu 104.0 -> 92.4, water 21.4 -> 19.7.  Several threads do
          * it one call in 64, as under poll: on every 16th they fought
          * over the intake (barnes 1 x 2 108 -> 273 ms).  A single thread

@@ -185,6 +185,8 @@ struct rqdsm {
     int              me, np;
     unsigned         block, block_shift;
     int              protocol, pdq_mode;
+    int              serve_sections; /* application threads help in their
+                                        section calls (init.c, cache.c) */
     int              app_mt;    /* attr.app_threads > 1: per-thread section records */
     unsigned         app_threads;        /* attr.app_threads: rd rows per region */
     _Atomic unsigned next_thread;        /* rows handed out to threads */
