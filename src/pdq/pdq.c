@@ -172,7 +172,8 @@
 #define PDQ_FREE_MAX     65536u /* recycled entries an idle PDQ keeps (16 MiB) */
 #define PDQ_FREE_BATCH   128u  /* entries a thread frees at once */
 #define PDQ_HELP_STAMP_MAX_NS 1333u /* 1.5x this: how stale a helper's time stamp may be */
-#define PDQ_FALLBACK_STRETCH 2u /* a fallback thread's sleeps while helped: up to 2^this x RQ_PDQ_FALLBACK_US */
+#define PDQ_FALLBACK_STRETCH 2u /* a fallback thread's sleeps while helped: up to
+                                   2^this x RQ_PDQ_FALLBACK_US (help_deadline) */
 #define PDQ_HELP_REBASE_NS 16384u /* a helper reads the clock at most this often (help_now) */
 #define PDQ_BATCH        32u   /* entries a thread admits at once, whatever the window (which
                                   bounds only what waits behind busy keys): at 16, two
@@ -331,8 +332,8 @@ static unsigned my_slot(struct rq_pdq *q)
          * rest and add atomically. */
         const unsigned turn = atomic_fetch_add_explicit(&q->helper_turn, 1, memory_order_relaxed);
         me.excl = turn < PDQ_OWN_SLOTS;
-        me.slot = q->nthreads + (me.excl ? turn
-                                          : PDQ_OWN_SLOTS + turn % (PDQ_EXTRA_SLOTS - PDQ_OWN_SLOTS));
+        const unsigned shared = PDQ_OWN_SLOTS + turn % (PDQ_EXTRA_SLOTS - PDQ_OWN_SLOTS);
+        me.slot = q->nthreads + (me.excl ? turn : shared);
     }
     return me.slot;
 }
@@ -2012,6 +2013,7 @@ static uint64_t help_deadline(struct rq_pdq *q, unsigned held)
         return 0;
     return last + (q->fallback_ns << held);
 }
+
 struct worker_arg {
     struct rq_pdq *q;
     unsigned       index;
