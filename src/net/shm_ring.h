@@ -317,8 +317,10 @@ static inline struct rqi_pkt *rqi_ring_rx_peek(struct rqi_ring_rx *rx)
  * anyway (head, and the next packet's first slot), never tail: tail is
  * the producers' line, and a reader of it per packet moved it between
  * the two cores twice per packet (a PDQ's idle check, and its
- * direct-dispatch intake, did: rqbench pdq, "send call"). */
-static inline int rqi_ring_rx_waiting(const struct rqi_ring_rx *rx)
+ * direct-dispatch intake, did: rqbench pdq, "send call").  If a packet
+ * waits, *qid and *kind are its queue id and kind. */
+static inline int rqi_ring_rx_waiting_what(const struct rqi_ring_rx *rx, unsigned *qid,
+                                           unsigned *kind)
 {
     /* Pairs with the consumer's store_release(head) and the producer's
      * store_release(seq). */
@@ -327,25 +329,11 @@ static inline int rqi_ring_rx_waiting(const struct rqi_ring_rx *rx)
     /* By the time the slot is read, head may have moved on and a producer
      * may be writing a later packet's body over it (a continuation slot's
      * first word is plain payload or arguments): the answer is then
-     * either, as above.  ThreadSanitizer, which
+     * either, as above, and so are *qid and *kind.  ThreadSanitizer, which
      * sees such a race when the producer is a thread of this process (a
-     * send to itself) and cannot know the value is only a hint, is told
-     * not to track this one read; whoever acts on the answer takes the
+     * send to itself) and cannot know the values are only hints, is told
+     * not to track these reads; whoever acts on the answer takes the
      * packet with the consumer's own acquire (rqi_ring_rx_peek). */
-    RQI_TSAN_IGNORE_BEGIN();
-    const int waiting = rqi_load_acquire(&p->seq) == h + 1;
-    RQI_TSAN_IGNORE_END();
-    return waiting;
-}
-
-/* rqi_ring_rx_waiting, and if a packet waits, its queue id and kind (*qid,
- * *kind): hints, under the same race (a look that races with the consumer
- * may read a later packet's words, or payload). */
-static inline int rqi_ring_rx_waiting_what(const struct rqi_ring_rx *rx, unsigned *qid,
-                                           unsigned *kind)
-{
-    const uint64_t h = rqi_load_acquire(&rx->ctrl->head);
-    struct rqi_pkt *p = rqi_ring_slot(rx->slots, rx->nslots, h);
     RQI_TSAN_IGNORE_BEGIN();
     const int waiting = rqi_load_acquire(&p->seq) == h + 1;
     if (waiting) {
@@ -354,6 +342,13 @@ static inline int rqi_ring_rx_waiting_what(const struct rqi_ring_rx *rx, unsigne
     }
     RQI_TSAN_IGNORE_END();
     return waiting;
+}
+
+/* The same, without the packet's queue id and kind. */
+static inline int rqi_ring_rx_waiting(const struct rqi_ring_rx *rx)
+{
+    unsigned qid, kind;
+    return rqi_ring_rx_waiting_what(rx, &qid, &kind);
 }
 
 static inline void rqi_ring_rx_publish_head(struct rqi_ring_rx *rx)
