@@ -16,10 +16,14 @@
  *     without an atomic instruction, so an application thread beside an
  *     idle PDQ, or beside PDQ handlers that do not send, pays no mutex;
  *     another thread's next call takes the lock back first (a
- *     membarrier(2), a few microseconds, once per hand-over).  Active-message and queue handlers still run
- *     one at a time, on whichever thread polls.  A thread's own sends to
- *     one destination queue stay FIFO; sends of different threads are
- *     ordered by whichever takes the lock first.
+ *     membarrier(2), a few microseconds, once per hand-over).  A short
+ *     or medium rq_request, rq_reply or rq_pdq_enqueue to a rank of this
+ *     node whose lane has room takes no context lock at all, only a lock
+ *     of the destination's lane: a thread that sends while another polls
+ *     or sends elsewhere does not wait for it.  Active-message and queue
+ *     handlers still run one at a time, on whichever thread polls.  A
+ *     thread's own sends to one destination queue stay FIFO; sends of
+ *     different threads are ordered by whichever writes the lane first.
  *   - A handler may continue as a thread (rq_handler_promote): the rest
  *     of its work runs on a pool thread, where it may wait like any
  *     application thread; it is no longer a handler nor atomic.

@@ -6,6 +6,7 @@
 #include "am/am.h"
 #include "net/net.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,34 @@
 #include "pdq/pdq.h"
 
 static inline int rank_ok(const rq_ctx_t *ctx, int r) { return (unsigned)r < (unsigned)ctx->size; }
+
+/* dst's lane lock (ctx.h, "THE LANE LOCK"), in thread-safe mode and for a
+ * rank of this node: 1 taken (give it back), 0 not needed.  Held only
+ * across a reservation, its copy and publication, never across a wait,
+ * and taken after the context's lock, never before: a holder that spins
+ * here waits for a few stores. */
+static RQI_ALWAYS_INLINE int lane_lock(rq_ctx_t *ctx, int dst)
+{
+    if (RQI_LIKELY(rqi_load_relaxed(&ctx->mt.on) == 0) || ctx->remote[dst])
+        return 0;
+    _Atomic uint32_t *lk = &ctx->txl[dst].lk;
+    unsigned spins = 0;
+    while (RQI_UNLIKELY(atomic_exchange_explicit(lk, 1u, memory_order_acquire) != 0)) {
+        while (rqi_load_relaxed(lk) != 0) {
+            if (++spins < 256)
+                rqi_cpu_relax();
+            else
+                sched_yield(); /* its holder was preempted */
+        }
+    }
+    return 1;
+}
+
+static RQI_ALWAYS_INLINE void lane_unlock(rq_ctx_t *ctx, int dst, int locked)
+{
+    if (locked)
+        atomic_store_explicit(&ctx->txl[dst].lk, 0u, memory_order_release);
+}
 
 /* One packet to write, from the caller's buffers or from an outbox record. */
 struct pkt_desc {
@@ -104,8 +133,8 @@ static RQI_ALWAYS_INLINE int try_write(rq_ctx_t *ctx, int dst, const struct pkt_
     return 0;
 }
 
-/* Send what fits of dst's outbox, in order. */
-static void outbox_flush(rq_ctx_t *ctx, int dst)
+/* Send what fits of dst's outbox, in order (dst's lane lock held). */
+static void outbox_flush_held(rq_ctx_t *ctx, int dst)
 {
     struct rqi_vfifo *f = &ctx->outbox[dst];
     struct rqi_vrec *r;
@@ -122,6 +151,23 @@ static void outbox_flush(rq_ctx_t *ctx, int dst)
         rqi_store_release(&ctx->vni.ob_pending, 0u);
 }
 
+static void outbox_flush(rq_ctx_t *ctx, int dst)
+{
+    int l = lane_lock(ctx, dst);
+    outbox_flush_held(ctx, dst);
+    lane_unlock(ctx, dst, l);
+}
+
+/* What the outbox holds goes first, then d if it fits: 0 sent, else not. */
+static int flush_then_write(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
+{
+    int l = lane_lock(ctx, dst);
+    outbox_flush_held(ctx, dst);
+    int rc = rqi_vfifo_head(&ctx->outbox[dst]) == NULL ? try_write(ctx, dst, d) : RQ_EAGAIN;
+    lane_unlock(ctx, dst, l);
+    return rc;
+}
+
 void rqi_outbox_flush_all(rq_ctx_t *ctx)
 {
     for (int r = 0; r < ctx->size && ctx->ob.records != 0; r++)
@@ -133,9 +179,12 @@ void rqi_outbox_flush_all(rq_ctx_t *ctx)
  * progress thread while the application computes, delivers it. */
 static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
 {
+    int l = lane_lock(ctx, dst);
     struct rqi_vrec *r = rqi_vbuf_push(&ctx->ob, &ctx->outbox[dst], d->nargs + 3, d->len);
-    if (r == NULL)
+    if (r == NULL) {
+        lane_unlock(ctx, dst, l);
         return RQ_ENOMEM;
+    }
     r->nargs = (uint8_t)d->nargs; /* the 3 words after the args hold ext */
     r->tag = d->tag;
     r->qid = (uint16_t)d->qid;
@@ -147,6 +196,7 @@ static int park(rq_ctx_t *ctx, int dst, const struct pkt_desc *d)
         r->args[d->nargs + i] = d->ext[i];
     if (d->len != 0)
         memcpy(r->data, d->data, d->len);
+    lane_unlock(ctx, dst, l);
     ctx->parked++;
     if (rqi_load_relaxed(&ctx->vni.ob_pending) == 0) {
         rqi_store_release(&ctx->vni.ob_pending, 1u);
@@ -164,8 +214,7 @@ int rqi_send_landed(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *ar
     /* No bytes to copy (data NULL, len 0): ext names the landed ones. */
     struct pkt_desc d = {RQI_PK_LONG, RQ_AM_QUEUE, handler, 0, nargs, args, NULL, 0,
                          {off, len, 0}, flags & RQ_INTERRUPT};
-    outbox_flush(ctx, dst);
-    if (rqi_vfifo_head(&ctx->outbox[dst]) == NULL && try_write(ctx, dst, &d) == 0)
+    if (flush_then_write(ctx, dst, &d) == 0)
         return 0;
     return park(ctx, dst, &d);
 }
@@ -201,16 +250,14 @@ static RQI_NOINLINE int send_slow(rq_ctx_t *ctx, int dst, const struct pkt_desc 
             if (rc != 0)
                 return rc;
         }
-        outbox_flush(ctx, dst);
-        if (rqi_vfifo_head(&ctx->outbox[dst]) == NULL && try_write(ctx, dst, d) == 0)
+        if (flush_then_write(ctx, dst, d) == 0)
             return 0;
         if (nonblock)
             return RQ_EAGAIN;
         int rc = rqi_drain(ctx);
         if (rc != 0)
             return rc;
-        outbox_flush(ctx, dst);
-        if (rqi_vfifo_head(&ctx->outbox[dst]) == NULL && try_write(ctx, dst, d) == 0)
+        if (flush_then_write(ctx, dst, d) == 0)
             return 0;
         if (rqi_rx_pinned(ctx))
             return park(ctx, dst, d);
@@ -236,7 +283,11 @@ static RQI_ALWAYS_INLINE int send_packet(rq_ctx_t *ctx, int dst, const struct pk
      * progress thread revoking) never lets the lane fill. */
     if (RQI_UNLIKELY(rqi_overflow_stopped(&ctx->vni)))
         return send_slow(ctx, dst, d, nonblock);
-    if (RQI_LIKELY(rqi_vfifo_head(&ctx->outbox[dst]) == NULL) && try_write(ctx, dst, d) == 0)
+    int l = lane_lock(ctx, dst);
+    int rc = RQI_LIKELY(rqi_vfifo_head(&ctx->outbox[dst]) == NULL) ? try_write(ctx, dst, d)
+                                                                     : RQ_EAGAIN;
+    lane_unlock(ctx, dst, l);
+    if (rc == 0)
         return 0;
     return send_slow(ctx, dst, d, nonblock);
 }
@@ -355,22 +406,34 @@ int rqi_send_check(const rq_ctx_t *ctx, int dst, const uint64_t *args, unsigned 
  * medium packet to a destination with no parked packets, when its ring
  * has room; keyed, the key rides as one more word after the arguments
  * (RQI_PF_KEY).  1: not sent, take the general path (full ring, outbox,
- * fragments), which behaves the same. */
+ * fragments), which behaves the same.  `lane`: called in thread-safe mode
+ * without the context's lock (rqi_lane_send), holding only dst's lane
+ * lock; it leaves to the general path what would read the context's
+ * state (a failure seen for the first time, interrupts on somewhere). */
 static RQI_ALWAYS_INLINE int fast_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag,
                                        const uint64_t *args, unsigned nargs, int keyed,
-                                       uint64_t key, const void *data, size_t len, unsigned flags)
+                                       uint64_t key, const void *data, size_t len, unsigned flags,
+                                       int lane)
 {
-    if (RQI_UNLIKELY(len > ctx->medium_max || ctx->fail.failed || ctx->remote[dst] ||
-                     rqi_vfifo_head(&ctx->outbox[dst]) != NULL))
+    if (RQI_UNLIKELY(len > ctx->medium_max || ctx->remote[dst]))
+        return 1;
+    if (lane ? RQI_UNLIKELY(rqi_job_failed_any(ctx) ||
+                            rqi_load_relaxed(&ctx->shm.hdr->intr_ranks) != 0)
+             : RQI_UNLIKELY(ctx->fail.failed != 0))
         return 1;
     const unsigned nw = nargs + (keyed ? 1u : 0u), pflags = keyed ? RQI_PF_KEY : 0u;
     unsigned n = (unsigned)((sizeof(struct rqi_pkt) + 8u * nw + len + RQI_SLOT_BYTES - 1) /
                             RQI_SLOT_BYTES);
+    int l = lane_lock(ctx, dst);
     uint64_t pos;
-    struct rqi_pkt *p = rqi_ring_tx_reserve(&ctx->tx[dst], n, ctx->job32, (uint32_t)ctx->rank,
-                                            &pos);
-    if (RQI_UNLIKELY(p == NULL))
+    struct rqi_pkt *p = RQI_LIKELY(rqi_vfifo_head(&ctx->outbox[dst]) == NULL)
+                            ? rqi_ring_tx_reserve(&ctx->tx[dst], n, ctx->job32,
+                                                  (uint32_t)ctx->rank, &pos)
+                            : NULL;
+    if (RQI_UNLIKELY(p == NULL)) {
+        lane_unlock(ctx, dst, l);
         return 1;
+    }
     uint64_t w[3] = {ctx->hdr_w0,
                      (uint64_t)tag | (uint64_t)qid << 32 | (uint64_t)nw << 48 |
                          (uint64_t)RQI_PK_INLINE << 56,
@@ -385,11 +448,29 @@ static RQI_ALWAYS_INLINE int fast_send(rq_ctx_t *ctx, int dst, unsigned qid, uns
     if (first != 0)
         memcpy(a + nw, data, first);
     rqi_ring_tx_publish(p, pos);
-    ctx->stats.sent++;
-    note_sent(ctx, dst, qid, tag, pflags, flags);
+    if (lane) {
+        RQI_TSAN_SENT();
+        _Atomic uint64_t *c = &ctx->txl[dst].sent;
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    } else {
+        ctx->stats.sent++;
+    }
+    lane_unlock(ctx, dst, l);
+    if (!lane)
+        note_sent(ctx, dst, qid, tag, pflags, flags);
     if (keyed)
         rqi_vni_pdq_sent(ctx, dst, qid);
     return 0;
+}
+
+int rqi_lane_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
+                  unsigned nargs, int keyed, uint64_t key, const void *data, size_t len,
+                  unsigned flags)
+{
+    if (keyed)
+        return fast_send(ctx, dst, qid, tag, args, nargs, 1, key, data, len, flags, 1);
+    return fast_send(ctx, dst, qid, tag, args, nargs, 0, 0, data, len, flags, 1);
 }
 
 static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
@@ -397,7 +478,7 @@ static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
                                      size_t len, unsigned flags)
 {
     if (RQI_LIKELY(fast_send(ctx, dst, RQ_AM_QUEUE, handler, args, nargs, 0, 0, data, len,
-                             flags) == 0))
+                             flags, 0) == 0))
         return 0;
     return send(ctx, dst, RQ_AM_QUEUE, handler, 0, args, nargs, data, len, flags);
 }
@@ -405,7 +486,7 @@ static RQI_ALWAYS_INLINE int request(rq_ctx_t *ctx, int dst, unsigned handler,
 int rqi_send_keyed(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
                    unsigned nargs, uint64_t key, const void *data, size_t len, unsigned flags)
 {
-    if (RQI_LIKELY(fast_send(ctx, dst, qid, tag, args, nargs, 1, key, data, len, flags) == 0))
+    if (RQI_LIKELY(fast_send(ctx, dst, qid, tag, args, nargs, 1, key, data, len, flags, 0) == 0))
         return 0;
     uint64_t a[RQ_MAX_ARGS + 1];
     for (unsigned i = 0; i < nargs; i++)
@@ -420,6 +501,10 @@ int rq_request(rq_ctx_t *ctx, int dst, unsigned handler, const uint64_t *args,
     if (RQI_UNLIKELY(send_check(ctx, dst, args, nargs, data, len, flags) != 0 ||
                      handler >= RQ_MAX_HANDLERS))
         return RQ_EINVAL;
+    /* Thread-safe mode: dst's lane lock alone when the packet fits. */
+    if (rqi_load_relaxed(&ctx->mt.on) != 0 &&
+        fast_send(ctx, dst, RQ_AM_QUEUE, handler, args, nargs, 0, 0, data, len, flags, 1) == 0)
+        return 0;
     RQI_GUARDED(ctx, request(ctx, dst, handler, args, nargs, data, len, flags));
 }
 

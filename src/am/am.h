@@ -40,6 +40,15 @@ int rqi_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, unsigned pflags
 int rqi_send_keyed(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
                    unsigned nargs, uint64_t key, const void *data, size_t len, unsigned flags);
 
+/* Thread-safe mode, without the context's lock: the same short or
+ * in-place medium packet (keyed: the key as one more word) written under
+ * dst's lane lock alone (ctx.h, "THE LANE LOCK").  0 sent; 1 not (a full
+ * ring, parked packets, another node, a failure, interrupts on): take the
+ * guarded general path. */
+int rqi_lane_send(rq_ctx_t *ctx, int dst, unsigned qid, unsigned tag, const uint64_t *args,
+                  unsigned nargs, int keyed, uint64_t key, const void *data, size_t len,
+                  unsigned flags);
+
 /* The announcement of a long request whose bytes are already in dst's
  * segment at off (gas/async.h): sent, or parked in the outbox when the
  * lane is full; never blocks.  0, RQ_EPEER, RQ_ENOMEM. */

@@ -286,7 +286,7 @@ int rqi_quiesce(rq_ctx_t *ctx)
         int rc = settle(ctx);
         if (rc != 0)
             return rc;
-        uint64_t c[2] = {ctx->stats.sent - ctx->sys_sent, ctx->stats.received - ctx->sys_received};
+        uint64_t c[2] = {rqi_sent(ctx) - ctx->sys_sent, ctx->stats.received - ctx->sys_received};
         if ((rc = allreduce_body(ctx, c, c, 2, RQ_UINT64, RQ_SUM)) != 0)
             return rc;
         if (c[1] >= c[0] && c[0] == prev[0] && c[1] == prev[1])

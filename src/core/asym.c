@@ -8,6 +8,10 @@
 
 _Atomic uint32_t rqi_fence_word;
 
+#if defined(__SANITIZE_THREAD__)
+char rqi_tsan_causality; /* atomics.h: RQI_TSAN_SENT */
+#endif
+
 /* Register for membarrier command cmd: 0 done, 1 not (then both sides
  * fence).  Under ThreadSanitizer, which does not model membarrier, never. */
 static int register_for(int cmd)

@@ -60,4 +60,24 @@ void AnnotateIgnoreSyncEnd(const char *file, int line);
 #define RQI_TSAN_IGNORE_END()   ((void)0)
 #endif
 
+/* Causality that other processes carry, told to ThreadSanitizer: a packet
+ * this process takes in may answer, through other ranks, any packet one
+ * of its threads sent before (a DSM block written by one thread, sent to
+ * its home by another, comes back as data a third thread writes in).  In
+ * real memory the chain of release stores and acquire loads through those
+ * processes orders it; ThreadSanitizer sees one process, and found its
+ * edge in the context's lock, which every send and every intake took.  A
+ * send that takes only its lane's lock (ctx.h) marks RQI_TSAN_SENT, every
+ * packet taken in RQI_TSAN_TAKEN: the same edge, no stronger. */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+extern char rqi_tsan_causality;
+#define RQI_TSAN_SENT()  __tsan_release(&rqi_tsan_causality)
+#define RQI_TSAN_TAKEN() __tsan_acquire(&rqi_tsan_causality)
+#else
+#define RQI_TSAN_SENT()  ((void)0)
+#define RQI_TSAN_TAKEN() ((void)0)
+#endif
+
 #endif

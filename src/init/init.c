@@ -126,6 +126,7 @@ static void ctx_free(rq_ctx_t *ctx)
     rqi_peers_close(&ctx->peers);
     rqi_mt_fini(&ctx->mt);
     free(ctx->tx);
+    free(ctx->txl);
     free(ctx->seg);
     free(ctx->bulk);
     free(ctx->bulk_resident);
@@ -202,6 +203,9 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     ctx->bulk_stream = (int)ctx->cfg.v[RQI_CFG_BULK_STREAM];
     ctx->large_max = rqi_phys_bytes();
     ctx->tx = calloc((size_t)ctx->size, sizeof *ctx->tx);
+    ctx->txl = aligned_alloc(_Alignof(struct rqi_tx_lock), (size_t)ctx->size * sizeof *ctx->txl);
+    if (ctx->txl != NULL)
+        memset(ctx->txl, 0, (size_t)ctx->size * sizeof *ctx->txl);
     ctx->seg = calloc((size_t)ctx->size, sizeof *ctx->seg);
     ctx->bulk = calloc((size_t)ctx->size, sizeof *ctx->bulk);
     ctx->bulk_resident = calloc((size_t)ctx->size, sizeof *ctx->bulk_resident);
@@ -210,7 +214,7 @@ int rq_init(int *argc, char ***argv, rq_ctx_t **out)
     ctx->outbox = calloc((size_t)ctx->size, sizeof *ctx->outbox);
     if (ctx->remote == NULL) /* every rank on this node: all flags 0 */
         ctx->remote = calloc((size_t)ctx->size, 1);
-    if (ctx->tx == NULL || ctx->seg == NULL || ctx->bulk == NULL ||
+    if (ctx->tx == NULL || ctx->txl == NULL || ctx->seg == NULL || ctx->bulk == NULL ||
         ctx->bulk_resident == NULL || ctx->stage == NULL ||
         ctx->seg_copy == NULL || ctx->outbox == NULL || ctx->remote == NULL) {
         ctx_free(ctx);
@@ -344,6 +348,7 @@ int rq_stats(rq_ctx_t *ctx, rq_stats_t *out)
         return RQ_EINVAL;
     int locked = rqi_ctx_enter(ctx);
     *out = ctx->stats;
+    out->sent = rqi_sent(ctx);
     out->buffer_bytes_now = ctx->vb.bytes_now;
     out->buffer_bytes_max = ctx->vb.bytes_max;
     out->parked = ctx->parked;

@@ -301,8 +301,10 @@ static inline struct rqi_pkt *rqi_ring_rx_peek(struct rqi_ring_rx *rx)
 {
     struct rqi_pkt *p = rqi_ring_slot(rx->slots, rx->nslots, rx->scan);
     /* Pairs with the producer's store_release(seq). */
-    if (rqi_load_acquire(&p->seq) == rx->scan + 1)
+    if (rqi_load_acquire(&p->seq) == rx->scan + 1) {
+        RQI_TSAN_TAKEN();
         return p;
+    }
     return NULL;
 }
 

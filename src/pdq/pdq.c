@@ -2351,7 +2351,11 @@ int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned 
         return rc;
     if (!qid_ok(qid) || handler >= RQ_MAX_HANDLERS)
         return RQ_EINVAL;
-    /* The key rides as one more argument word (RQI_PF_KEY). */
+    /* The key rides as one more argument word (RQI_PF_KEY).  Thread-safe
+     * mode: dst's lane lock alone when the packet fits (am.c). */
+    if (rqi_load_relaxed(&ctx->mt.on) != 0 &&
+        rqi_lane_send(ctx, dst, qid, handler, args, nargs, 1, key, data, len, flags) == 0)
+        return 0;
     RQI_GUARDED(ctx, rqi_send_keyed(ctx, dst, qid, handler, args, nargs, key, data, len, flags));
 }
 

@@ -3,7 +3,8 @@
  * (itself included) and polls, at the same time as the others.  Handlers
  * reply to every fourth request.  Checked: per (source, sending thread)
  * the requests arrive in the order that thread sent them, payloads whole,
- * nothing lost or duplicated, every reply back.
+ * nothing lost or duplicated, every reply back, and rq_stats counts every
+ * packet sent (those that took a lane's lock alone too).
  * argv: threads per rank, requests per thread per destination. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -28,6 +29,7 @@ static uint64_t per_dst;
 /* Handlers run one at a time under the context lock: plain fields. */
 static uint64_t expect_seq[MAXR][MAXT];
 static uint64_t received;
+static uint64_t replies_sent;
 static _Atomic uint64_t replies[MAXT];
 static uint64_t errors;
 
@@ -50,8 +52,10 @@ static void on_msg(rq_ctx_t *c, const rq_msg_t *m, void *arg)
         }
     expect_seq[m->src][t] = seq + 1;
     received++;
-    if (seq % 4 == 0)
+    if (seq % 4 == 0) {
         CHECK_EQ(rq_reply(c, m, H_REPLY, &t, 1, NULL, 0, 0), 0);
+        replies_sent++;
+    }
 }
 
 static void on_reply(rq_ctx_t *c, const rq_msg_t *m, void *arg)
@@ -110,6 +114,11 @@ int main(int argc, char **argv)
     CHECK_EQ(rq_barrier(ctx), 0);
     CHECK_EQ(errors, 0);
     CHECK_EQ(received, want);
+    rq_stats_t st;
+    CHECK_EQ(rq_stats(ctx, &st), 0);
+    /* At least every request and reply sent here (the barriers' packets
+     * come on top). */
+    CHECK(st.sent >= want + replies_sent);
     CHECK_EQ(rq_finalize(ctx), 0);
     if (me == 0)
         printf("mt_send: ok (%d ranks, %u threads, %llu per destination)\n", nranks, nthreads,
