@@ -4,16 +4,21 @@
 # of ranks (rqbench scale), the PDQ against its threads and the handlers'
 # occupancy (rqbench pdq, alternated with another build when --old names
 # one), and the DSM programs under each protocol organisation at 2, 4 and
-# 8 ranks beside their MPI versions.  Everything lands in DIR; the end of
-# the output is the summary (medians over the rounds).
+# 8 ranks beside their MPI versions, and the PDQ paper's clustering shape
+# at every CPU (R nodes x T application threads, R x T = CPUs, R >= 2).
+# Everything lands in DIR; the end of the output is the summary (medians
+# over the rounds).
 #
 #   bench/node_scaling.sh [--bin DIR] [--old DIR] [--out DIR] [--rounds R]
-#                         [--parts "scale pdq dsm"] [--no-mpi]
+#                         [--parts "scale pdq dsm clustering"] [--no-mpi]
 #
 # --bin: the build directory (rqbench, rqrun, apps/), default the current
-# directory; --old: a directory holding another build's rqbench and rqrun
-# (rqbench links librq statically, so its PDQ is that build's); --no-mpi:
-# leave out the MPI versions of the DSM programs.
+# directory; --old: another build directory (its rqbench, which links librq
+# statically, so its PDQ is that build's; and its librq.so and
+# dsm/librqdsm.so, which the DSM programs of --bin load in turn with this
+# build's, alternated per configuration: rows named CONFIG@old); --no-mpi:
+# leave out the MPI versions of the DSM programs.  The default parts are
+# "scale pdq dsm".
 set -u
 bin=. old= out=node-scaling rounds=3 parts="scale pdq dsm" mpi=1
 while [ $# -gt 0 ]; do
@@ -31,8 +36,10 @@ done
 case $rounds in '' | *[!0-9]* | 0) echo "$0: --rounds takes a positive count" >&2; exit 2 ;; esac
 [ -x "$bin/rqbench" ] || { echo "$0: no rqbench in $bin" >&2; exit 2; }
 [ -z "$old" ] || [ -x "$old/rqbench" ] || { echo "$0: no rqbench in $old" >&2; exit 2; }
+[ -z "$old" ] || { [ -e "$old/librq.so" ] && [ -e "$old/dsm/librqdsm.so" ]; } ||
+    { echo "$0: no librq.so and dsm/librqdsm.so in $old" >&2; exit 2; }
 for p in $parts; do
-    case $p in scale | pdq | dsm) ;; *) echo "$0: --parts takes scale, pdq, dsm" >&2; exit 2 ;; esac
+    case $p in scale | pdq | dsm | clustering) ;; *) echo "$0: --parts takes scale, pdq, dsm, clustering" >&2; exit 2 ;; esac
 done
 want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$out" || exit 2
@@ -72,6 +79,12 @@ multiplexed-2:--protocol multiplexed --threads 2
 pdq-1-spin1ms:RQ_PDQ_SPIN_US=1000 --protocol pdq --threads 1
 pdq-2-spin1ms:RQ_PDQ_SPIN_US=1000 --protocol pdq --threads 2"
 parse() { sed -n 's/^[a-z-]*: ranks [0-9]*, time \([0-9.]*\) s.*/\1/p' | head -1; }
+# The builds a DSM configuration runs with: this one, and --old's
+# libraries under the same programs.
+builds=new
+[ -z "$old" ] || builds="new old"
+libs_of() { if [ "$1" = old ]; then echo "$old:$old/dsm${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; else echo "${LD_LIBRARY_PATH:-}"; fi; }
+tag_of() { if [ "$1" = old ]; then echo "@old"; fi; }
 echo "program,ranks,config,round,time_s" > "$out/dsm.csv"
 want dsm && for r in $(seq 1 "$rounds"); do
     stamp "dsm round $r"
@@ -89,15 +102,47 @@ want dsm && for r in $(seq 1 "$rounds"); do
                 while [ $# -gt 0 ]; do
                     case $1 in RQ_*=*) envs="$envs $1"; shift ;; *) break ;; esac
                 done
-                # shellcheck disable=SC2086
-                t=$(env $envs timeout 60 "$bin/rqrun" -n $n "$bin/apps/$prog" "$@" $a 2>>"$out/dsm.err" | parse)
-                echo "$prog,$n,$name,$r,${t:-fail}" >> "$out/dsm.csv"
+                for b in $builds; do
+                    # shellcheck disable=SC2086
+                    t=$(env LD_LIBRARY_PATH="$(libs_of $b)" $envs timeout 60 "$bin/rqrun" -n $n \
+                        "$bin/apps/$prog" "$@" $a 2>>"$out/dsm.err" | parse)
+                    echo "$prog,$n,$name$(tag_of $b),$r,${t:-fail}" >> "$out/dsm.csv"
+                done
             done
             if [ "$mpi" = 1 ] && [ -x "$bin/apps/$prog-mpi" ] && command -v mpirun >/dev/null; then
                 # shellcheck disable=SC2086
                 t=$(timeout 60 mpirun -n $n --bind-to core "$bin/apps/$prog-mpi" $a 2>>"$out/dsm.err" | parse)
                 echo "$prog,$n,mpi,$r,${t:-fail}" >> "$out/dsm.csv"
             fi
+        done
+    done
+done
+
+# 4. The clustering shape: R nodes x T application threads on every CPU,
+#    poll, one dedicated PDQ thread a node, multiplexed; the handlers'
+#    time per message beside each run's time.
+parse_h() { sed -n 's/^[a-z-]*: ranks [0-9]*, time \([0-9.]*\) s, messages [0-9]*, T_interhandler [0-9]* ns, T_handler \([0-9]*\) ns.*/\1,\2/p' | head -1; }
+echo "program,nodes,threads,config,round,time_s,t_handler_ns" > "$out/clustering.csv"
+want clustering && for r in $(seq 1 "$rounds"); do
+    stamp "clustering round $r"
+    for prog in lu water barnes; do
+        a=$(args_of $prog)
+        th=1
+        while [ $((cpus / th)) -ge 2 ]; do
+            n=$((cpus / th))
+            if [ $((n * th)) -eq "$cpus" ]; then
+                for org in "poll:--protocol poll" "pdq-1:--protocol pdq --threads 1" \
+                           "multiplexed:--protocol multiplexed --threads 1"; do
+                    name=${org%%:*}
+                    for b in $builds; do
+                        # shellcheck disable=SC2086
+                        v=$(env LD_LIBRARY_PATH="$(libs_of $b)" timeout 60 "$bin/rqrun" -n $n \
+                            "$bin/apps/$prog" ${org#*:} --app-threads $th $a 2>>"$out/dsm.err" | parse_h)
+                        echo "$prog,$n,$th,$name$(tag_of $b),$r,${v:-fail,}" >> "$out/clustering.csv"
+                    done
+                done
+            fi
+            th=$((th * 2))
         done
     done
 done
@@ -138,4 +183,18 @@ for r in csv.DictReader(open(os.path.join(out, "dsm.csv"))):
 print("\nDSM programs: seconds, median [min .. max] over the rounds")
 for (p, n, c), vs in dsm.items():
     print("  %-7s %2s ranks  %-14s %9.4f   [%.4f .. %.4f]" % (p, n, c, statistics.median(vs), min(vs), max(vs)))
+clus = {}
+cpath = os.path.join(out, "clustering.csv")
+if os.path.exists(cpath):
+    for r in csv.DictReader(open(cpath)):
+        if r["time_s"] not in ("fail", ""):
+            k = (r["program"], r["nodes"], r["threads"], r["config"])
+            clus.setdefault(k, ([], []))
+            clus[k][0].append(float(r["time_s"]))
+            clus[k][1].append(float(r["t_handler_ns"]))
+if clus:
+    print("\nClustering: R nodes x T threads, seconds and T_handler (ns), medians over the rounds")
+    for (p, n, t, c), (ts, hs) in clus.items():
+        print("  %-7s %2s x %-2s  %-16s %9.4f   [%.4f .. %.4f]  T_handler %6.0f" %
+              (p, n, t, c, statistics.median(ts), min(ts), max(ts), statistics.median(hs)))
 PY

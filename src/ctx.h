@@ -96,7 +96,7 @@ struct rqi_view {
 
 struct rqi_net_ops;
 
-/* THE LANE LOCK: a send without the context lock (am.c, lane_send).
+/* THE LANE LOCK: a send without the context lock (am.c, fast_send).
  *
  * In thread-safe mode every thread of the process that writes our lane at
  * dst (its ring's producer side, ctx->tx[dst], and the outbox
@@ -106,8 +106,9 @@ struct rqi_net_ops;
  * waits while lk is held).  A sender therefore writes its lane's lock line
  * and the ring, not the context lock's line that every polling, helping
  * and sending thread of the rank wrote before (a sender beside a polling
- * thread: 300-2 100 ns a message, against 27-48 ns for one thread doing
- * both).  Off thread-safe mode nobody takes it.
+ * thread: 257-536 ns a message on 2 and 16 cores, 68-86 now, against
+ * 25-54 for one thread doing both; docs/benchmarks-log.md).  Off
+ * thread-safe mode nobody takes it.
  *
  *   lk    0 free, 1 held: exchange(acquire) takes it, store_release(0)
  *         gives it back; the producer side of tx[dst] and outbox[dst] are
