@@ -72,14 +72,11 @@ static void *sender(void *arg)
     const int me = rq_rank(ctx);
     unsigned char buf[MAXBYTES];
     for (uint64_t seq = 0; seq < per_dst; seq++) {
-        size_t len = payload_len(seq);
-        for (size_t i = 0; i < len; i++)
-            buf[i] = pattern_byte(me * MAXS + (int)t, seq, i);
-        for (int d = 0; d < nranks; d++) {
-            uint64_t a[2] = {t, seq};
-            int rc = rq_pdq_enqueue(ctx, d, QID, (uint64_t)me * MAXS + t, H_MSG, a, 2, buf, len, 0);
-            CHECK_EQ(rc, 0);
-        }
+        const size_t len = payload_len(seq);
+        const uint64_t a[2] = {t, seq};
+        pattern_fill(buf, len, me * MAXS + (int)t, seq);
+        for (int d = 0; d < nranks; d++)
+            CHECK_EQ(rq_pdq_enqueue(ctx, d, QID, (uint64_t)me * MAXS + t, H_MSG, a, 2, buf, len, 0), 0);
         if (seq % 32 == 0)
             step();
     }
