@@ -64,4 +64,18 @@ if command -v gnuplot >/dev/null; then
 else
     [ -s "$dir/plots/poll-intersection.gp" ] || fail "no gnuplot script"
 fi
+# --pdq-threads: bad values refused with a clear error; N = 1 measures
+# one thread only (the smoke run has up to 2).
+for v in 0 65 2x; do
+    if "$rqbench" --pdq-threads "$v" pdq >/dev/null 2>"$dir/err"; then
+        fail "--pdq-threads $v accepted"
+    fi
+    grep -q "bad --pdq-threads $v" "$dir/err" || fail "--pdq-threads $v: no clear error"
+done
+"$rqrun" -n "$ranks" --bind core "$rqbench" --smoke --pdq-threads 1 pdq --csv "$dir/p1.csv" \
+    >/dev/null || fail "--pdq-threads 1 failed"
+grep -q '"backlog 0 ns, uniform: (c) PDQ",1,' "$dir/p1.csv" || fail "--pdq-threads 1: no 1-thread row"
+if grep -q '"backlog 0 ns, uniform: (c) PDQ",2,' "$dir/p1.csv"; then
+    fail "--pdq-threads 1 measured 2 threads"
+fi
 echo "rqbench_output: $ranks ranks, $rows rows: ok"

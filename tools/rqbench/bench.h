@@ -21,6 +21,7 @@ struct rqb_opts {
     double      budget_s;      /* per measurement */
     double      rel;           /* CI half-width target, relative to the median */
     size_t      max_size;      /* largest transfer (xfer), clipped to the segment */
+    int         pdq_threads;   /* pdq: most PDQ threads (0: the CPUs, at most 16) */
     const char *csv, *json, *plot_dir;
 };
 

@@ -98,6 +98,9 @@ static void usage(FILE *f)
 "  --min-reps N     default 5 (quick 3, smoke 2)     --max-reps N  default 200\n"
 "  --budget S       seconds per measurement, default 2\n"
 "  --max-size B     largest xfer array / large payload, default 64 MiB\n"
+"  --pdq-threads N  pdq: PDQ threads 1, 2, 4 .. up to N (default the CPUs, at\n"
+"                   most 16; 1-64); past the CPUs they share them: what idle\n"
+"                   threads cost the ones with work\n"
 "  --csv FILE  --json FILE  --plot DIR      write results (DIR gets SVGs)\n"
 "  --compare        also run rqbench-mpi (via mpirun) and rqbench-ucx when\n"
 "                   installed, and print each figure beside its peer\n"
@@ -141,6 +144,14 @@ static int parse(int argc, char **argv, struct cli *c)
                 goto subcommand;
             fprintf(stderr, "rqbench: %s needs a value\n", a);
             return -1;
+        } else if (strcmp(a, "--pdq-threads") == 0) {
+            long n = strtol(v, &end, 10);
+            if (*end || n < 1 || n > 64) {
+                fprintf(stderr, "rqbench: bad --pdq-threads %s (1-64)\n", v);
+                return -1;
+            }
+            c->o.pdq_threads = (int)n;
+            i++;
         } else if (strcmp(a, "--min-reps") == 0 || strcmp(a, "--max-reps") == 0 ||
                    strcmp(a, "-n") == 0) {
             long n = strtol(v, &end, 10);

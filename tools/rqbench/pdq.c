@@ -569,8 +569,8 @@ static double limit_run(struct rqb *b, void *arg)
 /* Thread counts 1, 2, 4, 8, 16 up to the CPUs. */
 static int thread_counts(const struct rqb *b, unsigned *ts)
 {
-    int cpus = get_nprocs(), n = 0;
-    for (unsigned t = 1; t <= 16 && (int)t <= cpus; t *= 2)
+    int most = b->o.pdq_threads != 0 ? b->o.pdq_threads : get_nprocs() < 16 ? get_nprocs() : 16, n = 0;
+    for (unsigned t = 1; (int)t <= most; t *= 2)
         ts[n++] = t;
     if (b->o.smoke && n > 2)
         n = 2;
