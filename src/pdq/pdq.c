@@ -138,9 +138,14 @@
  *     packet in.  area->pdq_rung bit qid: one sender rings per sleep, the
  *     one whose RMW sets it; the sleeper clears it after setting its idle
  *     bit and before it looks at the lanes (vni.c, rqi_vni_pdq_sent, has
- *     why no wake-up is lost).  A thread stuck behind busy keys or a SEQUENTIAL entry
- *     sleeps with a deadline (RQ_PDQ_SPIN_US) and counts among
- *     `sleepers`: pushes wake it too.
+ *     why no wake-up is lost).  A thread stuck behind busy keys or a
+ *     SEQUENTIAL entry counts among `sleepers` (pushes wake it too); one
+ *     of them, the watcher (`watcher` taken by exchange), sleeps with a
+ *     deadline (RQ_PDQ_SPIN_US) and counts in `stuck`, the others in
+ *     `waiting` (seq_cst RMWs under mu), without one.  Watcher giving up:
+ *     `watcher` = 0 (seq_cst), load `waiting`, wake one if any; waiter:
+ *     add to `waiting`, fence, load `watcher`, no sleep if 0 (stuck_sleep,
+ *     watch_end).
  *
  * LOCK ORDER  context lock (core/mt.h) -> in_lk -> shard lock -> bucket
  * lock; mu -> in_lk, shard lock (a sleeper's last look).  Nobody takes mu
@@ -296,6 +301,8 @@ struct rq_pdq {
     _Atomic unsigned signalled;      /* sleepers signalled and not yet up (under mu) */
     _Atomic unsigned awake;
     _Atomic unsigned stuck;          /* asleep until their next look at a stuck backlog */
+    _Atomic int      watcher;        /* one of the stuck threads looks (stuck_sleep) */
+    _Atomic unsigned waiting;        /* the other stuck threads, asleep until woken */
     pthread_mutex_t  drain_mu;       /* one drain's epoch at a time */
 };
 
@@ -1524,6 +1531,15 @@ static int solo_lease(struct rq_pdq *q)
             atomic_store_explicit(&q->solo_want, 0, memory_order_relaxed);
     }
     in_unlock(q);
+    /* The run's messages wait in the lanes, where no other thread looks
+     * while it runs: if one of its handlers blocks, only a watcher's look
+     * (solo_elsewhere, owner_stalled) takes the rest in.  Threads asleep
+     * with nothing to do look only when woken: have one up to watch.
+     * (With every other thread blocked in a handler and one asleep, the
+     * rest of the lane waited for ever: pdq_blocked.) */
+    if (r == LEASE_OK && q->nthreads > 1 &&
+        atomic_load_explicit(&q->watcher, memory_order_relaxed) == 0)
+        wake_if_sleeping(q);
     return r;
 }
 
@@ -1952,6 +1968,10 @@ static int work_left(struct rq_pdq *q, int stuck)
     return may && window_open(q);
 }
 
+/* How a thread with nothing to do but look again later sleeps
+ * (stuck_sleep): the watcher until its next look, the others until woken. */
+enum { STUCK_WATCH = 1, STUCK_WAIT = 2 };
+
 /* Sleep until signalled (or until deadline, 0: none), unless work came
  * meanwhile.  A thread sleeping until a helper's deadline (multiplexed
  * fallback, or a dedicated thread beside a helper) leaves the doorbell
@@ -1961,22 +1981,30 @@ static int work_left(struct rq_pdq *q, int stuck)
 static void sleep_until(struct rq_pdq *q, uint64_t deadline, int stuck)
 {
     /* A stuck thread sleeps until its next look, or until new work wakes
-     * it: it counts among the sleepers that pushes wake. */
+     * it: it counts among the sleepers that pushes wake.  Only the
+     * watcher (STUCK_WATCH, with a deadline) counts in `stuck`: the
+     * others (STUCK_WAIT) look only when woken. */
     const int wakeable = deadline == 0 || stuck;
 
     pthread_mutex_lock(&q->mu);
     if (wakeable)
         atomic_fetch_add(&q->sleepers, 1);
-    if (stuck)
+    if (stuck == STUCK_WATCH)
         atomic_fetch_add(&q->stuck, 1);
+    if (stuck == STUCK_WAIT)
+        atomic_fetch_add(&q->waiting, 1);
     atomic_thread_fence(memory_order_seq_cst); /* before work_left's loads */
+    /* A waiter whose watcher stopped watching meanwhile (watch_end: it
+     * clears the word, fences, then loads `waiting`) looks again now. */
+    const int unwatched = stuck == STUCK_WAIT && atomic_load(&q->watcher) == 0;
     if (atomic_fetch_sub(&q->awake, 1) == 1) {
         if (deadline == 0)
             sleep_arm(q);
         else if (q->ctx->vni.net_on)
             rqi_vni_ring(q->ctx, q->ctx->rank, RQI_BELL_NET);
     }
-    if (!atomic_load(&q->stop) && ((deadline != 0 && !stuck) || !work_left(q, stuck))) {
+    if (!atomic_load(&q->stop) && !unwatched &&
+        ((deadline != 0 && !stuck) || !work_left(q, stuck))) {
         if (deadline != 0)
             wait_until_ns(q, deadline);
         else
@@ -1988,11 +2016,51 @@ static void sleep_until(struct rq_pdq *q, uint64_t deadline, int stuck)
      * only signals once more; the woken look for work either way). */
     if (atomic_load_explicit(&q->signalled, memory_order_relaxed) != 0)
         atomic_fetch_sub_explicit(&q->signalled, 1, memory_order_relaxed);
-    if (stuck)
+    if (stuck == STUCK_WATCH)
         atomic_fetch_sub(&q->stuck, 1);
+    if (stuck == STUCK_WAIT)
+        atomic_fetch_sub(&q->waiting, 1);
     if (atomic_fetch_add(&q->awake, 1) == 0)
         atomic_fetch_and(idle_word(q), ~(1ull << q->qid));
     pthread_mutex_unlock(&q->mu);
+}
+
+/* A PDQ thread with nothing to do but look again later: stuck behind
+ * busy keys (or a SEQUENTIAL entry), or beside another thread's solo run.
+ * One such thread at a time, the watcher, sleeps until its next look
+ * (RQ_PDQ_SPIN_US; what unblocks the backlog may be a handler that waits
+ * and never wakes anyone); the others sleep until work wakes them (a
+ * push, ready work left in a ring, an admission that leaves work for a
+ * second thread, or the watcher's hand-off).  Every stuck thread looking
+ * on its own clock cost what the threads were idle for: 15 idle threads
+ * beside a hot key of 0 ns handlers took 0.6-0.8 of a core on 2 vCPUs
+ * (docs/pdq.md, "One watcher"), and each look reads lines the runner
+ * writes (nbacklog, the shards' counts, `sleepers`).  *watching: this
+ * thread holds the watch; it keeps it across its looks until it finds
+ * something else to do (watch_end). */
+static void stuck_sleep(struct rq_pdq *q, uint64_t now, int *watching)
+{
+    if (!*watching && atomic_load_explicit(&q->watcher, memory_order_relaxed) == 0 &&
+        atomic_exchange(&q->watcher, 1) == 0)
+        *watching = 1;
+    if (*watching)
+        sleep_until(q, now + (q->spin_ns != 0 ? q->spin_ns : 50000u), STUCK_WATCH);
+    else
+        sleep_until(q, 0, STUCK_WAIT);
+}
+
+/* The watcher found work (or is no longer stuck): give the watch up and
+ * wake a waiter to take it.  Dekker pair with sleep_until's waiter: it
+ * adds itself to `waiting`, fences, loads `watcher`; this clears
+ * `watcher`, fences, loads `waiting`: one of the two sees the other. */
+static void watch_end(struct rq_pdq *q, int *watching)
+{
+    if (!*watching)
+        return;
+    *watching = 0;
+    atomic_store(&q->watcher, 0);
+    if (atomic_load(&q->waiting) != 0)
+        wake_one(q);
 }
 
 /* Multiplexed mode: an application thread helped within the bound; the
@@ -2036,10 +2104,12 @@ static void *worker_main(void *arg)
     fb.n = 0;
     uint64_t idle_since = 0;
     unsigned spins = 0, held = 0;
+    int watching = 0; /* this thread holds q's watch (stuck_sleep) */
     while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
         uint64_t helped = help_deadline(q, held);
         if (helped != 0 && ring_empty(ring)) {
             fb_flush(q, &fb);
+            watch_end(q, &watching);
             sleep_until(q, helped, 0);
             held += held < PDQ_FALLBACK_STRETCH;
             continue;
@@ -2048,6 +2118,7 @@ static void *worker_main(void *arg)
             held = 0;
         struct pdq_entry *e = next_ready(q, ring);
         if (e != NULL) {
+            watch_end(q, &watching);
             run_chain(q, e, &fb);
             idle_since = 0;
             spins = 0;
@@ -2058,6 +2129,7 @@ static void *worker_main(void *arg)
         int direct = 0;
         unsigned got = stuck ? 0 : pump_for(q, &direct, &fb);
         if (got != 0) {
+            watch_end(q, &watching);
             idle_since = 0;
             spins = 0;
             continue;
@@ -2069,7 +2141,7 @@ static void *worker_main(void *arg)
          * slices: two threads ran a stream at half one thread's rate. */
         if (!stuck && solo_elsewhere(q)) {
             fb_flush(q, &fb);
-            sleep_until(q, now + (q->spin_ns != 0 ? q->spin_ns : 50000u), 1);
+            stuck_sleep(q, now, &watching);
             continue;
         }
         if (idle_since == 0) {
@@ -2096,12 +2168,13 @@ static void *worker_main(void *arg)
          * per batch (0.8x of one thread). */
         if (stuck) {
             fb_flush(q, &fb);
-            sleep_until(q, now + (q->spin_ns != 0 ? q->spin_ns : 50000u), 1);
+            stuck_sleep(q, now, &watching);
             continue;
         }
         if (now - idle_since >= q->spin_ns) {
             fb_flush(q, &fb);
             pool_trim(q);
+            watch_end(q, &watching); /* idle, not stuck: no backlog to watch */
             /* An application thread that helped within the spin time
              * takes packets in as it helps: sleep until then with the
              * doorbell unarmed, and look once at the deadline.  Otherwise
