@@ -755,6 +755,8 @@ static void owner_moved_by_me(unsigned kind, unsigned i, uint64_t mark)
 /* A ready entry of another thread's ring: one of two or more at once; a
  * lone one (its key's holder, probably with more of the key behind it)
  * once its owner stalls (it may be in a handler that waits for it). */
+static _Thread_local struct pdq_ring *stolen_from __attribute__((tls_model("initial-exec")));
+
 static struct pdq_entry *steal(struct rq_pdq *q, const struct pdq_ring *mine)
 {
     unsigned n = q->nthreads, start = mine != NULL ? (unsigned)(mine - q->rings) + 1 : 0;
@@ -772,6 +774,7 @@ static struct pdq_entry *steal(struct rq_pdq *q, const struct pdq_ring *mine)
         if (e != NULL) {
             if (mine != NULL)
                 owner_moved_by_me(1, (start + i) % n, h + 1);
+            stolen_from = r;
             return e;
         }
     }
@@ -1275,6 +1278,7 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
     backlog_stuck = 0;
     admit_passed = 0;
     left_to_owner = 0;
+    stolen_from = NULL;
     struct pdq_entry *e = ring != NULL ? ring_pop(ring) : NULL;
     if (e == NULL && ring != NULL) {
         admit(q, ring, 0, &e);
@@ -1300,14 +1304,18 @@ static struct pdq_entry *next_ready(struct rq_pdq *q, struct pdq_ring *ring)
     }
     left_looks = 0;
     /* About to run a handler that may take long (or wait for a later
-     * message): ready work left in the ring is a sleeper's, and so is the
+     * message): ready work left in the ring (its own, or the one it stole
+     * from: a thread woken to steal the first of several entries, which
+     * did not look at that ring again, left the rest to threads asleep
+     * while every awake one blocked in a handler: pdq_blocked at 8
+     * threads) is a sleeper's, and so is the
      * backlog when no other thread will look at it (none awake, none
      * asleep until its next look at a stuck backlog).  Waking a sleeper
      * for a backlog that a stuck one looks at anyway cost a hot key's
      * runner a futex call per batch.  The fence orders this thread's
      * pushes before its look at `sleepers`. */
     if (q->nthreads > 1 && atomic_load_explicit(&q->sleepers, memory_order_relaxed) != 0 &&
-        ((ring != NULL && !ring_empty(ring)) ||
+        ((ring != NULL && !ring_empty(ring)) || (stolen_from != NULL && !ring_empty(stolen_from)) ||
          (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 &&
           atomic_load(&q->awake) + atomic_load(&q->stuck) <= 1)))
         wake_if_sleeping(q);
@@ -1536,7 +1544,7 @@ static int solo_lease(struct rq_pdq *q)
      * (solo_elsewhere, owner_stalled) takes the rest in.  Threads asleep
      * with nothing to do look only when woken: have one up to watch.
      * (With every other thread blocked in a handler and one asleep, the
-     * rest of the lane waited for ever: pdq_blocked.) */
+     * rest of the lane waited for ever: seen once in pdq_blocked.) */
     if (r == LEASE_OK && q->nthreads > 1 &&
         atomic_load_explicit(&q->watcher, memory_order_relaxed) == 0)
         wake_if_sleeping(q);
