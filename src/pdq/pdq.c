@@ -414,6 +414,26 @@ static void wake_if_sleeping(struct rq_pdq *q)
         wake_one(q);
 }
 
+/* A SEQUENTIAL handler returned: what waited behind it, in every shard,
+ * may run now, and the shards' owners sleep (stuck behind it, one of
+ * them watching): wake them all, not one per admission (each owner
+ * admits its own shard, where a thread taking another's over waits
+ * PDQ_STALL_NS for it first). */
+static void wake_all(struct rq_pdq *q)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    unsigned sl = atomic_load(&q->sleepers);
+    if (sl == 0 || atomic_load_explicit(&q->signalled, memory_order_relaxed) >= sl)
+        return;
+    pthread_mutex_lock(&q->mu);
+    sl = atomic_load(&q->sleepers);
+    if (atomic_load_explicit(&q->signalled, memory_order_relaxed) < sl) {
+        atomic_store_explicit(&q->signalled, sl, memory_order_relaxed);
+        pthread_cond_broadcast(&q->work);
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
 /* ---- the key table -------------------------------------------------- */
 
 static unsigned bucket_index(uint64_t key)
@@ -1247,6 +1267,8 @@ static unsigned run_chain(struct rq_pdq *q, struct pdq_entry *e, struct freeb *f
                                   atomic_load_explicit(&q->gen_open, memory_order_relaxed) + 1,
                                   memory_order_release);
             in_unlock(q);
+            if (q->nthreads > 1 && atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0)
+                wake_all(q);
         }
     } else {
         run_one(q, e, s, fb, &ran, 1); /* e stays: it holds the key */
