@@ -111,6 +111,9 @@ int rqb_fam_rq(struct rqb *b);
 void rqb_compare_tagged(struct rqb *b, double am_latency, const double *bw, const size_t *bw_len,
                         int nbw);
 int rqb_fam_compare(struct rqb *b);
+/* compare.c's bandwidth stream (arg: the size_t length, 0 = 8 B rate):
+ * the rate in MB/s (M/s) on rank 0, 0 elsewhere. */
+double rqb_compare_stream(struct rqb *b, void *arg);
 int rqb_fam_vni(struct rqb *b);
 int rqb_fam_pdq(struct rqb *b);
 /* pdq_rt.c: a PDQ message's round trip beside an active message's. */
