@@ -1542,7 +1542,7 @@ static int solo_elsewhere(const struct rq_pdq *q)
  * queued, admitted or running, and no other thread holds it.  The done
  * counters are loaded with acquire: the handlers that ran before happen
  * before the ones this thread runs. */
-static int solo_lease(struct rq_pdq *q)
+static int solo_lease(struct rq_pdq *q, int helper)
 {
     if (atomic_load_explicit(&q->seq_queued, memory_order_relaxed) != 0 || seq_waiting(q) ||
         atomic_load_explicit(&q->solo, memory_order_relaxed) != 0)
@@ -1567,7 +1567,7 @@ static int solo_lease(struct rq_pdq *q)
      * with nothing to do look only when woken: have one up to watch.
      * (With every other thread blocked in a handler and one asleep, the
      * rest of the lane waited for ever: seen once in pdq_blocked.) */
-    if (r == LEASE_OK && q->nthreads > 1 &&
+    if (r == LEASE_OK && !helper && q->nthreads > 1 &&
         atomic_load_explicit(&q->watcher, memory_order_relaxed) == 0)
         wake_if_sleeping(q);
     return r;
@@ -1686,13 +1686,13 @@ static int solo_dry_wait(struct rq_pdq *q)
  * lease holds; *n counts them.  SOLO_NO_LEASE: none may run solo now
  * (queue as usual); SOLO_HELD: the context and the intake are still held
  * (take the rest in as usual); SOLO_LET_GO: both were let go. */
-static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
+static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n, unsigned limit, int helper)
 {
     rq_ctx_t *ctx = q->ctx;
     if (!lanes_busy(ctx) || (q->nthreads > 1 && solo_backing_off(q)))
         return SOLO_NO_LEASE;
-    const int lease = solo_lease(q);
-    if (lease == LEASE_BUSY && q->nthreads > 1 && solo_want_ok(q))
+    const int lease = solo_lease(q, helper);
+    if (lease == LEASE_BUSY && !helper && q->nthreads > 1 && solo_want_ok(q))
         return SOLO_WAIT;
     if (lease != LEASE_OK)
         return SOLO_NO_LEASE;
@@ -1706,7 +1706,7 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
     /* With more threads than one: messages timed in windows of
      * PDQ_SOLO_WINDOW from t0 (the time waiting at dry lanes is not
      * theirs); `slow` windows in a row over PDQ_SOLO_SHORT_NS a message. */
-    uint64_t t0 = q->nthreads > 1 ? rqi_mono_ns() : 0;
+    uint64_t t0 = q->nthreads > 1 && !helper ? rqi_mono_ns() : 0;
     uint64_t seq = solo_seq;
     unsigned l = 0, empty = 0, ran = 0, fresh = 0, timed = 0, slow = 0;
     for (;;) {
@@ -1730,6 +1730,8 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
              * from the sender's cache, ~2x the cost). */
             if (RQI_UNLIKELY(ctx->fail.failed))
                 break; /* the lanes are not read again (rqi_rx_next_lane) */
+            if (helper)
+                break; /* caught up: back to the caller, who may wait for just this */
             const int w = solo_dry_wait(q);
             if (w == SOLO_NO_LEASE)
                 break;
@@ -1812,7 +1814,7 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
                 return SOLO_LET_GO;
             }
         }
-        if (ran == PDQ_SOLO_BURST) {
+        if (ran == limit) {
             /* Short messages: a drain to a run may be asked for at once. */
             if (t0 != 0 && atomic_load_explicit(&q->solo_backoff_ns, memory_order_relaxed) != 0)
                 atomic_store_explicit(&q->solo_backoff_ns, 0, memory_order_relaxed);
@@ -1832,14 +1834,37 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n)
     return SOLO_HELD;
 }
 
+/* A helper's solo run (solo_burst as a helper): in MULTIPLEXED mode, for
+ * the one thread that helps q (the first helper's slot, no other handed
+ * out), the way q's own threads run a quiet queue.  A direct run took
+ * 120-200 ns from the helper's look to the handler (the next-ready scan,
+ * in_lk, the key's claim and release, the entry), twice per DSM miss:
+ * rqdsm's lu at 2 x 1 ran 1.15-1.29x `poll`'s time
+ * (docs/data/pdq-help-dispatch-2026-11-28.txt).  Its run differs from a
+ * thread's: it ends at the first dry look (its caller may be waiting for
+ * just that message), after `limit` messages (rq_pdq_help's max), and
+ * its lease wakes no sleeper.  A fallback thread needs no wake to see a
+ * helper's run stall: it sleeps until a deadline while helps come, and
+ * once they stop, or when the doorbell (armed as it last slept) rings,
+ * it looks, finds the run elsewhere (solo_elsewhere), watches it with
+ * RQ_PDQ_SPIN_US looks and takes the lanes in once its word has not
+ * moved for PDQ_STALL_NS (a handler that blocks).  Several helpers keep
+ * direct runs: a lease would serialize them. */
+static int helper_may_run_solo(struct rq_pdq *q)
+{
+    return q->mode == RQ_PDQ_MULTIPLEXED && my_slot(q) == q->nthreads &&
+           atomic_load_explicit(&q->helper_turn, memory_order_relaxed) == 1;
+}
+
 /* Take in the PDQ packets at the heads of our lanes, if the context is
  * free: the intake when nobody polls.  A lane whose head is another
  * queue's packet is left to the application's poll (or, once every PDQ
  * thread sleeps, to the progress thread).  With `direct` (the caller runs
- * q's handlers and has none ready), the first of q's packets that may run
- * now runs at once instead (direct_run), and the intake stops there:
- * *direct = 1.  Returns packets taken or run. */
-static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
+ * q's handlers and has none ready), q's packets that may run now run at
+ * once instead (a helper's solo run of up to `limit`, else the first by
+ * direct_run), and the intake stops there: *direct = the handlers run.
+ * Returns packets taken or run. */
+static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb, unsigned limit)
 {
     rq_ctx_t *ctx = q->ctx;
     /* One of q's threads takes packets in at a time: the others' trylocks
@@ -1874,7 +1899,7 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
     if (RQI_UNLIKELY(ctx->ucx != NULL))
         n += (unsigned)ctx->net->progress(ctx);
     if (alone && ring != NULL) {
-        const int r = solo_burst(q, fb, &n);
+        const int r = solo_burst(q, fb, &n, PDQ_SOLO_BURST, 0);
         if (r == SOLO_LET_GO)
             return n;
         if (r == SOLO_WAIT) { /* the lanes wait until q is quiet (solo_want_ok) */
@@ -1883,6 +1908,18 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
         }
         if (r == SOLO_HELD)
             direct = NULL; /* what is left queues */
+    } else if (direct != NULL && helper_may_run_solo(q)) {
+        unsigned ran = 0;
+        const int r = solo_burst(q, fb, &ran, limit, 1);
+        n += ran;
+        if (ran != 0)
+            *direct = (int)ran;
+        if (r == SOLO_LET_GO)
+            return n;
+        if (ran != 0) { /* back to the caller, which may wait for one of these */
+            intake_let_go(q);
+            return n;
+        }
     }
     for (unsigned l = 0; l < ctx->nlanes; l++) {
         struct rqi_ring_rx *rx = &ctx->rx[l];
@@ -1911,10 +1948,10 @@ static unsigned pump(struct rq_pdq *q, int *direct, struct freeb *fb)
 
 /* pump, by a thread that runs q's entries right after it: its pushes go
  * to its own ring and wake nobody. */
-static unsigned pump_for(struct rq_pdq *q, int *direct, struct freeb *fb)
+static unsigned pump_for(struct rq_pdq *q, int *direct, struct freeb *fb, unsigned limit)
 {
     pumping = q;
-    unsigned n = pump(q, direct, fb);
+    unsigned n = pump(q, direct, fb, limit);
     pumping = NULL;
     return n;
 }
@@ -2157,7 +2194,7 @@ static void *worker_main(void *arg)
         /* With a backlog, the intake takes in nothing of q's (pump). */
         const int stuck = backlog_stuck;
         int direct = 0;
-        unsigned got = stuck ? 0 : pump_for(q, &direct, &fb);
+        unsigned got = stuck ? 0 : pump_for(q, &direct, &fb, PDQ_SOLO_BURST);
         if (got != 0) {
             watch_end(q, &watching);
             idle_since = 0;
@@ -2478,11 +2515,11 @@ static int help_run(struct rq_pdq *q, unsigned max)
                 break;
             pumped = 1;
             int direct = 0;
-            unsigned in = pump_for(q, &direct, &fb);
-            if (direct) { /* one ran at once: return (the caller, maybe
+            unsigned in = pump_for(q, &direct, &fb, max - done);
+            if (direct) { /* ran at once: return (the caller, maybe
                              waiting for just that one, looks sooner) */
-                n++;
-                done++;
+                n += direct;
+                done += (unsigned)direct;
                 break;
             }
             if (in == 0)
