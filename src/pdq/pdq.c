@@ -1977,6 +1977,17 @@ static void sleep_arm(struct rq_pdq *q)
 {
     atomic_fetch_or(idle_word(q), 1ull << q->qid);
     atomic_fetch_and(rung_word(q), ~(1ull << q->qid));
+    /* The sleeper's half of the pdq_idle pair (at the top): a sender
+     * registered for global membarriers fences with a compiler fence only
+     * once this rank published pdq_mb (rqi_vni_pdq_sent), so its packet's
+     * stores may still sit in its store buffer as it loads the bit.  The
+     * membarrier makes them visible before the look below, or its load
+     * comes after the bit.  (Documented from the start, never called: a
+     * PDQ thread that went to sleep as its own rank sent to it missed the
+     * packet and slept on, once in 75 runs of the PDQ tests: pdq_solo_2,
+     * a message sent with no poll after it never ran.) */
+    if (q->ctx->vni.mb_global)
+        rqi_asym_heavy_global();
     /* Packets published before the bit was visible: have them taken in
      * (those a PDQ's intake takes: one behind an active message waits for
      * rq_poll either way, whose intake wakes this sleeper as it queues it;
