@@ -96,7 +96,12 @@ void rqdsm_h_data(rq_ctx_t *ctx, const rq_msg_t *m, void *arg)
     const int timed = kind == E_S && r->home != d->me; /* Table 1's fill */
     rqdsm_lock(r, b);
     uint64_t t0 = timed ? rqdsm_ticks() : 0;
-    uint32_t w = atomic_load_explicit(e, memory_order_relaxed);
+    /* Acquire: the copy below comes after the last section on the old
+     * bytes, whose end released the word (a settle, an end call) before
+     * the request's CAS.  Under the PDQ no block lock orders it, and the
+     * path through the home is in another process (TSan saw this copy
+     * race a reader's load in dsm_one_block with a relaxed load here). */
+    uint32_t w = atomic_load_explicit(e, memory_order_acquire);
     if (m->src != r->home || !(w & E_PEND) || (kind != E_S && kind != E_E) ||
         (kind == E_S && (w & E_PEND_W))) {
         STAT(d, dropped); /* nothing asked for this */

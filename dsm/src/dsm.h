@@ -47,9 +47,11 @@
  * (fast_drain in cache.c).
  *
  * The block's bytes are published by the word:
- *   - a DATA handler copies the bytes in, then its CAS (release) sets the
- *     state; the application's load of the word (acquire) that sees the
- *     state orders its reads of the bytes after the copy.  DATA comes
+ *   - a DATA handler loads the word (acquire: after the release that
+ *     ended the last section on the old bytes and the request's CAS),
+ *     copies the bytes in, then its CAS (release) sets the state; the
+ *     application's load of the word (acquire) that sees the state
+ *     orders its reads of the bytes after the copy.  DATA comes
  *     only for a request, and the CAS that marks a request pending also
  *     checks that the copy does not serve already (invalid for a read,
  *     not exclusive for a write): no grant copies bytes in under a
