@@ -95,7 +95,9 @@ void rqi_hooks_init(struct rqi_hooks *h)
                             .async_announce = rqi_async_announce,
                             .async_reap = rqi_async_reap,
                             .outbox_flush = rqi_outbox_flush_all,
-                            .pdq_push = rqi_pdq_push, .pdq_wake = rqi_pdq_wake};
+                            .pdq_push = rqi_pdq_push,
+                            .pdq_defer = rqi_pdq_defer,
+                            .pdq_wake = rqi_pdq_wake};
 }
 
 static void ctx_free(rq_ctx_t *ctx)

@@ -2639,6 +2639,27 @@ static int help_nothing(struct rq_pdq *q)
     return !rings_ready(q) && !lanes_for_pdq(q->ctx);
 }
 
+/* This thread's last rq_pdq_help: its queue (and generation) and the
+ * count of its polls then (rqi_pdq_defer). */
+static _Thread_local struct {
+    const struct rq_pdq *q;
+    uint64_t             gen;
+    uint32_t             polls;
+} help_mark __attribute__((tls_model("initial-exec")));
+
+int rqi_pdq_defer(struct rq_pdq *q)
+{
+    /* rqi_poll counted this poll before it looked at a lane: the help
+     * came right before it.  The one helper of a multiplexed q: its
+     * helps run q's quiet packets solo (helper_may_run_solo), with its
+     * slot (me) taken as it helped; a thread that never ran one has no
+     * slot, and its packets go in as before. */
+    return help_mark.q == q && help_mark.gen == q->gen && help_mark.polls + 1 == rqi_poll_seq &&
+           q->mode == RQ_PDQ_MULTIPLEXED && me.q == q && me.gen == q->gen &&
+           me.slot == q->nthreads &&
+           atomic_load_explicit(&q->helper_turn, memory_order_relaxed) == 1;
+}
+
 int rq_pdq_help(rq_pdq_t *pdq, unsigned max)
 {
     if (pdq == NULL)
@@ -2646,6 +2667,9 @@ int rq_pdq_help(rq_pdq_t *pdq, unsigned max)
     if (rqi_in_handler(pdq->ctx) || rqi_vni_on_progress)
         return RQ_EPERM;
     help_stamp(pdq);
+    help_mark.q = pdq;
+    help_mark.gen = pdq->gen;
+    help_mark.polls = rqi_poll_seq;
     if (max == 0 || help_nothing(pdq))
         return 0;
     return help_run(pdq, max);

@@ -21,6 +21,10 @@
  *     outbox_flush  am/: send what fits of every destination's outbox.
  *   from deliver/ (a packet for a named queue with a PDQ attached):
  *     pdq_push      pdq/: queue the message in q (rqi_pdq_push).
+ *   from progress/ (a poll, holding the context, finding a PDQ's packet
+ *   at a lane's head):
+ *     pdq_defer     pdq/: 1 if the calling thread will take it in itself
+ *                   at once (rqi_pdq_defer): the poll leaves it there.
  *   from progress/ (the progress thread, holding the VNI claim, on the
  *   PDQ doorbell: every thread of q sleeps and packets came for it):
  *     pdq_wake      pdq/: wake one of q's threads, which takes the packets
@@ -48,6 +52,7 @@ struct rqi_hooks {
     void (*outbox_flush)(struct rq_ctx *ctx);
     int  (*pdq_push)(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
                      const uint64_t *args, unsigned nargs, void *data, size_t len, int how);
+    int  (*pdq_defer)(struct rq_pdq *q);
     void (*pdq_wake)(struct rq_pdq *q);
 };
 

@@ -241,6 +241,8 @@ static RQI_NOINLINE int poll_remote(rq_ctx_t *ctx, int batch)
     return n;
 }
 
+_Thread_local uint32_t rqi_poll_seq __attribute__((tls_model("initial-exec")));
+
 int rqi_poll(rq_ctx_t *ctx)
 {
     /* Another node's packets are taken in (no handler runs), also inside
@@ -273,6 +275,7 @@ int rqi_poll(rq_ctx_t *ctx)
         nr = poll_remote(ctx, batch);
     if (RQI_LIKELY(rqi_vfifo_head(am) == NULL) && rqi_rx_all_empty(ctx))
         return nr;
+    rqi_poll_seq++;
     unsigned l = ctx->lane_rr, empty = 0;
     int n = nr;
     rq_msg_t m;
@@ -305,6 +308,18 @@ int rqi_poll(rq_ctx_t *ctx)
             p = rqi_rx_next_lane(ctx, rx);
             if (p != NULL && (p->qid != RQ_AM_QUEUE || p->kind == RQI_PK_FRAG ||
                               ctx->buffer_always)) {
+                /* A PDQ's packet its helper, this thread, takes in next:
+                 * leave the lane to it (rqi_pdq_defer), with the space
+                 * released before it handed back: the helper's look
+                 * (rqi_ring_rx_waiting) reads the slot at the published
+                 * head, and found the last packet taken, not this one. */
+                if (p->kind == RQI_PK_INLINE && ctx->pdq[p->qid] != NULL && !ctx->buffer_always &&
+                    ctx->hooks.pdq_defer(ctx->pdq[p->qid])) {
+                    rqi_ring_rx_idle(rx);
+                    empty++;
+                    l = l + 1 == nl ? 0 : l + 1;
+                    continue;
+                }
                 if (rqi_ingest(ctx, rx, p) != 0)
                     break; /* out of memory: leave it in the lane */
                 continue;

@@ -25,6 +25,10 @@ int rqi_run_handler(rq_ctx_t *ctx, const rq_msg_t *m);
 /* rq_poll without the call bracket (the caller owns the context). */
 int rqi_poll(rq_ctx_t *ctx);
 
+/* The calling thread's polls that reached the lanes, counted (a PDQ's
+ * helper notes the count as it helps: rqi_pdq_defer). */
+extern _Thread_local uint32_t rqi_poll_seq __attribute__((tls_model("initial-exec")));
+
 /* Poll until cond(ctx, arg) holds: run handlers while waiting, spin and
  * then yield (rqi_wait_step), fail with RQ_EPEER when a peer dies, also
  * while every step makes progress (rqi_busy_step). */
