@@ -2513,14 +2513,19 @@ int rq_pdq_enqueue(rq_ctx_t *ctx, int dst, unsigned qid, uint64_t key, unsigned 
 /* Run up to max ready handlers on this thread (a helper: one entry at a
  * time, so nothing ready waits behind a handler it runs); take packets in
  * once when none is ready.  Returns handlers run. */
-static int help_run(struct rq_pdq *q, unsigned max)
+static int help_run(struct rq_pdq *q, unsigned max, int lanes_first)
 {
     struct freeb fb;
     fb.n = 0;
     unsigned done = 0;
     int n = 0, pumped = 0;
     while (done < max) {
-        struct pdq_entry *e = next_ready(q, NULL);
+        /* lanes_first: the caller just found the rings and the backlog
+         * empty and only the lanes busy; the next-ready scan (the rings,
+         * the shards, the SEQUENTIAL list) would find nothing: go to the
+         * intake, whose lease looks again under in_lk. */
+        struct pdq_entry *e = lanes_first ? NULL : next_ready(q, NULL);
+        lanes_first = 0;
         if (e == NULL) {
             if (pumped)
                 break;
@@ -2630,13 +2635,18 @@ static void help_stamp(struct rq_pdq *q)
  * that calls between its work (rqdsm on every section, under the
  * multiplexed organisation) then costs a few loads, not an intake's
  * trylock and scan.  Entries parked behind a running key are its
- * runner's.  Other nodes' packets show only to the intake: not with UCX. */
-static int help_nothing(struct rq_pdq *q)
+ * runner's.  Other nodes' packets show only to the intake: not with UCX.
+ * *lanes_only: the lanes hold work and nothing else does. */
+static int help_nothing(struct rq_pdq *q, int *lanes_only)
 {
+    *lanes_only = 0;
     if (q->ctx->ucx != NULL || atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0 ||
-        atomic_load_explicit(&q->seq_queued, memory_order_relaxed) != 0)
+        atomic_load_explicit(&q->seq_queued, memory_order_relaxed) != 0 || rings_ready(q))
         return 0;
-    return !rings_ready(q) && !lanes_for_pdq(q->ctx);
+    if (!lanes_for_pdq(q->ctx))
+        return 1;
+    *lanes_only = 1; /* work only in the lanes (help_run) */
+    return 0;
 }
 
 /* This thread's last rq_pdq_help: its queue (and generation) and the
@@ -2667,12 +2677,15 @@ int rq_pdq_help(rq_pdq_t *pdq, unsigned max)
     if (rqi_in_handler(pdq->ctx) || rqi_vni_on_progress)
         return RQ_EPERM;
     help_stamp(pdq);
+    if (max == 0)
+        return 0; /* takes nothing in: a poll after it leaves nothing to it */
     help_mark.q = pdq;
     help_mark.gen = pdq->gen;
     help_mark.polls = rqi_poll_seq;
-    if (max == 0 || help_nothing(pdq))
+    int lanes_only;
+    if (help_nothing(pdq, &lanes_only))
         return 0;
-    return help_run(pdq, max);
+    return help_run(pdq, max, lanes_only);
 }
 
 /* Every lane's scan has passed its mark (the tails drain saw). */
@@ -2713,7 +2726,7 @@ static int drain_body(struct rq_pdq *q)
     in_unlock(q);
     unsigned spins = 0;
     while (sum_done(q, ep) < due) {
-        if (q->mode == RQ_PDQ_MULTIPLEXED && help_run(q, 64) > 0) {
+        if (q->mode == RQ_PDQ_MULTIPLEXED && help_run(q, 64, 0) > 0) {
             spins = 0;
             continue;
         }

@@ -18,6 +18,11 @@
  *              packet left to a help that never takes it hangs the test);
  *   once       one help, then only polls: the packets the polls take in
  *              after it queue, and the fallback threads run them;
+ *   zero       rq_pdq_help(max 0) and polls until every active message
+ *              ran (a help of none holds the fallback off and takes
+ *              nothing in: a poll after it must not leave a PDQ packet,
+ *              and the active messages behind it, to it), then helps of
+ *              64 and polls until the PDQ messages ran;
  *   COUNT      bursts per sender. */
 #define _GNU_SOURCE
 #include <stdatomic.h>
@@ -63,8 +68,8 @@ int main(int argc, char **argv)
     rq_ctx_t *ctx;
     CHECK_EQ(rq_init(&argc, &argv, &ctx), 0);
     CHECK(argc == 3);
-    const int alternate = strcmp(argv[1], "alternate") == 0;
-    CHECK(alternate || strcmp(argv[1], "once") == 0);
+    const int alternate = strcmp(argv[1], "alternate") == 0, zero = strcmp(argv[1], "zero") == 0;
+    CHECK(alternate || zero || strcmp(argv[1], "once") == 0);
     const uint64_t count = strtoull(argv[2], NULL, 10);
     CHECK(count >= 1);
     const int me = rq_rank(ctx), n = rq_size(ctx);
@@ -74,16 +79,32 @@ int main(int argc, char **argv)
     rq_pdq_attr_t at = {1, RQ_PDQ_MULTIPLEXED, 0};
     rq_pdq_t *pdq;
     CHECK_EQ(rq_pdq_open(ctx, QID, &at, &pdq), 0);
+    if (me == 0) {
+        /* A message of its own, run by a help: the thread is the PDQ's
+         * helper (its counter slot taken) before the others send. */
+        const uint64_t first = 0;
+        CHECK_EQ(rq_pdq_enqueue(ctx, 0, QID, 0, H_PDQ, &first, 1, NULL, 0, 0), 0);
+        for (double t0 = check_now_s(); atomic_load(&pdq_ran) < 1 && check_now_s() - t0 < 60.0;)
+            CHECK(rq_pdq_help(pdq, 64) >= 0);
+        CHECK_EQ(atomic_load(&pdq_ran), 1);
+    }
     CHECK_EQ(rq_barrier(ctx), 0);
     if (me == 0) {
-        const uint64_t due = (count + count / 3) * (uint64_t)(n - 1), due_am = count * (uint64_t)(n - 1);
-        if (!alternate)
+        const uint64_t due = 1 + (count + count / 3) * (uint64_t)(n - 1), due_am = count * (uint64_t)(n - 1);
+        if (zero) {
+            for (double t0 = check_now_s(); atomic_load(&am_ran) < due_am && check_now_s() - t0 < 60.0;) {
+                CHECK_EQ(rq_pdq_help(pdq, 0), 0);
+                CHECK(rq_poll(ctx) >= 0);
+            }
+            CHECK_EQ(atomic_load(&am_ran), due_am);
+        } else if (!alternate) {
             CHECK(rq_pdq_help(pdq, 1) >= 0);
+        }
         for (double t0 = check_now_s();
              (atomic_load(&pdq_ran) < due || atomic_load(&am_ran) < due_am) &&
              check_now_s() - t0 < 60.0;) {
-            if (alternate)
-                CHECK(rq_pdq_help(pdq, 1) >= 0);
+            if (alternate || zero)
+                CHECK(rq_pdq_help(pdq, zero ? 64 : 1) >= 0);
             CHECK(rq_poll(ctx) >= 0);
         }
         CHECK_EQ(atomic_load(&pdq_ran), due);
