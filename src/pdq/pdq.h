@@ -28,11 +28,11 @@ int rqi_pdq_push(struct rq_pdq *q, uint32_t src, uint32_t tag, unsigned flags,
 
 /* A poll (holding the context) found q's packet at a lane's head: 1 if
  * it should leave it there, because the calling thread is q's one helper
- * (multiplexed) and called rq_pdq_help(q, max > 0) with no poll since, as rqdsm's
- * waits alternate the two: its next help runs the packet at once, where
- * the poll's intake would queue it (an entry, its admission and key,
- * twice a direct run's time).  Once per help: a thread that stops
- * helping has its packets taken in by its next poll after that. */
+ * (multiplexed) and called rq_pdq_help(q, max > 0) with no poll since,
+ * as rqdsm's waits alternate the two: its next help runs the packet at
+ * once, where the poll's intake would queue it (an entry, its admission
+ * and key, twice a direct run's time).  Once per help: a thread that
+ * stops helping has its packets taken in by its next poll after that. */
 int rqi_pdq_defer(struct rq_pdq *q);
 
 /* The PDQ doorbell rang (every thread of q sleeps; packets came): wake one
