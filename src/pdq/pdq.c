@@ -117,7 +117,12 @@
  *   solo, solo_e  written only by the lease holder (the runner): IDLE at
  *     the lease (under in_lk and the context), RUNNING (release) while it
  *     owns the context, IDLE after each handler (release), 0 at its end;
- *     read with acquire by solo_settle.  solo_stop, solo_live: written by
+ *     read with acquire by solo_settle.  The one multiplexed helper may
+ *     end a run with PARKED instead (its last store of the run) and
+ *     resume it holding the context (IDLE again, relaxed: nothing of q
+ *     ran since, or solo_stop would be set); a thread taking a lease
+ *     holding the context and in_lk overwrites a parked word.
+ *     solo_stop, solo_live: written by
  *     solo_settle under in_lk, reset by a lease; the runner loads
  *     solo_stop relaxed after each message (the asymmetric Dekker pair
  *     at "solo dispatch: the books") and once it owns the context again,
@@ -611,7 +616,11 @@ static struct pdq_entry *key_take_pending(struct rq_pdq *q, struct pdq_entry *r)
  *   0                      no lease;
  *   seq << 2 | SOLO_IDLE    leased, nothing running;
  *   seq << 2 | SOLO_RUNNING the runner runs its message seq (solo_e) with
- *                          the context let go.
+ *                          the context let go;
+ *   seq << 2 | SOLO_PARKED  leased by q's one multiplexed helper between
+ *                          its helps (helper_park): nothing running, and
+ *                          nothing of q queued, admitted or running
+ *                          elsewhere while solo_stop stays 0.
  * seq counts the runner's messages, so others see it move (solo_elsewhere).
  * solo_stop and solo_live, written under in_lk by solo_settle and reset by
  * the next lease: stop asks the runner to end the lease; live is seq + 1
@@ -628,7 +637,7 @@ static struct pdq_entry *key_take_pending(struct rq_pdq *q, struct pdq_entry *r)
  * that finds no message running sets stop, which the runner reads as soon
  * as it owns the context again, before it could start another.  A drain
  * closing an epoch (in_lk only) settles a RUNNING message. */
-enum { SOLO_IDLE = 1, SOLO_RUNNING = 2 };
+enum { SOLO_IDLE = 1, SOLO_RUNNING = 2, SOLO_PARKED = 3 };
 
 static uint64_t solo_word(uint64_t seq, unsigned state) { return seq << 2 | state; }
 
@@ -1535,8 +1544,13 @@ static _Thread_local uint64_t solo_seq __attribute__((tls_model("initial-exec"))
 static int solo_elsewhere(const struct rq_pdq *q)
 {
     const uint64_t v = atomic_load_explicit(&q->solo, memory_order_relaxed);
-    return v != 0 && !owner_stalled(q, 2, 0, v);
+    return v != 0 && (v & 3) != SOLO_PARKED && !owner_stalled(q, 2, 0, v);
 }
+
+/* A lease that its holder may not be using: none, or the helper's parked
+ * one (any thread holding the context and the intake may take it over:
+ * the helper resumes it only while holding them too, helper_resume). */
+static int solo_free(uint64_t v) { return v == 0 || (v & 3) == SOLO_PARKED; }
 
 /* Holding the context and the intake: take the lease if nothing of q is
  * queued, admitted or running, and no other thread holds it.  The done
@@ -1545,13 +1559,13 @@ static int solo_elsewhere(const struct rq_pdq *q)
 static int solo_lease(struct rq_pdq *q, int helper)
 {
     if (atomic_load_explicit(&q->seq_queued, memory_order_relaxed) != 0 || seq_waiting(q) ||
-        atomic_load_explicit(&q->solo, memory_order_relaxed) != 0)
+        !solo_free(atomic_load_explicit(&q->solo, memory_order_relaxed)))
         return LEASE_NEVER;
     if (atomic_load_explicit(&q->nbacklog, memory_order_relaxed) != 0)
         return LEASE_BUSY;
     in_lock(q);
     int r = LEASE_NEVER;
-    if (atomic_load_explicit(&q->solo, memory_order_relaxed) == 0 && !seq_waiting(q))
+    if (solo_free(atomic_load_explicit(&q->solo, memory_order_relaxed)) && !seq_waiting(q))
         r = sum_done(q, -1) == q->arrived_all ? LEASE_OK : LEASE_BUSY;
     if (r == LEASE_OK) {
         atomic_store_explicit(&q->solo_stop, 0, memory_order_relaxed);
@@ -1626,6 +1640,39 @@ static void solo_end(struct rq_pdq *q, uint64_t seq)
     solo_seq = seq;
 }
 
+/* The helper's run caught up (a dry look), holding the context and the
+ * intake: keep the lease, parked, for its next help.  Taking a lease
+ * costs in_lk (a locked instruction that waits for the store buffer:
+ * 27% of a helper's run, one rank sending to itself) and the done
+ * counters of every slot; resuming a parked one costs a load of
+ * solo_stop.  Parked, the lease is no run: other threads take the lanes
+ * in as if there were none (solo_elsewhere), an arrival sets solo_stop
+ * (solo_settle), and another thread's lease takes it over (solo_free). */
+static void helper_park(struct rq_pdq *q, uint64_t seq)
+{
+    atomic_store_explicit(&q->solo, solo_word(seq, SOLO_PARKED), memory_order_relaxed);
+    solo_seq = seq;
+}
+
+/* Holding the context and the intake, the helper finds its parked lease
+ * (the word it stored: only the helper parks, only a holder of both
+ * changes a parked word): LEASE_OK if nothing arrived for q since (no
+ * arrival set solo_stop; every arrival owns the context, so this load,
+ * after the trylock's acquire, sees its store), and the lease is a run
+ * again; else it ends, and the caller takes a lease as usual. */
+static int helper_resume(struct rq_pdq *q)
+{
+    const uint64_t v = atomic_load_explicit(&q->solo, memory_order_relaxed);
+    if (v != solo_word(solo_seq, SOLO_PARKED))
+        return LEASE_NEVER;
+    if (atomic_load_explicit(&q->solo_stop, memory_order_relaxed) != 0) {
+        atomic_store_explicit(&q->solo, 0, memory_order_relaxed);
+        return LEASE_NEVER;
+    }
+    atomic_store_explicit(&q->solo, solo_word(solo_seq, SOLO_IDLE), memory_order_relaxed);
+    return LEASE_OK;
+}
+
 /* The runner saw stop after its message seq - 1 (e): end the lease; if
  * the message was put in the books while it ran, finish it as a direct
  * entry (its key's successors, then its done count).  The lease ends
@@ -1691,7 +1738,9 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n, unsigned 
     rq_ctx_t *ctx = q->ctx;
     if (!lanes_busy(ctx) || (q->nthreads > 1 && solo_backing_off(q)))
         return SOLO_NO_LEASE;
-    const int lease = solo_lease(q, helper);
+    int lease = helper ? helper_resume(q) : LEASE_NEVER;
+    if (lease != LEASE_OK)
+        lease = solo_lease(q, helper);
     if (lease == LEASE_BUSY && !helper && q->nthreads > 1 && solo_want_ok(q))
         return SOLO_WAIT;
     if (lease != LEASE_OK)
@@ -1730,8 +1779,10 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n, unsigned 
              * from the sender's cache, ~2x the cost). */
             if (RQI_UNLIKELY(ctx->fail.failed))
                 break; /* the lanes are not read again (rqi_rx_next_lane) */
-            if (helper)
-                break; /* caught up: back to the caller, who may wait for just this */
+            if (helper) { /* caught up: back to the caller, who may wait for just this */
+                helper_park(q, seq);
+                return SOLO_HELD;
+            }
             const int w = solo_dry_wait(q);
             if (w == SOLO_NO_LEASE)
                 break;
@@ -1774,6 +1825,11 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n, unsigned 
         }
         uint64_t pos = rqi_ring_rx_take(rx, p);
         rqi_ring_rx_release(rx, p, pos);
+        /* A helper's lane dry behind it: hand the space back now (as a
+         * poll that finds it empty does), so that its look after the
+         * handler (lanes_busy) sees an empty lane, not this packet. */
+        if (helper && rqi_ring_rx_peek(rx) == NULL)
+            rqi_ring_rx_idle(rx);
         /* Behind its senders, the run waited for each packet's line from
          * the sender's core in turn: fetch the lines ahead.  Not while it
          * keeps up, where they are the lines being written. */
@@ -1814,11 +1870,23 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n, unsigned 
                 return SOLO_LET_GO;
             }
         }
+        /* A helper whose lanes look dry returns at once, the context
+         * let go: its caller may be waiting for just this message.
+         * Retaking the context to find the lanes dry took 120-130
+         * cycles from the handler's end to the caller's look, against
+         * 55-85 for rq_poll's (dsmlat, multiplexed, 2 ranks). */
+        if (helper && ran != limit && !lanes_busy(ctx)) {
+            helper_park(q, seq);
+            return SOLO_LET_GO;
+        }
         if (ran == limit) {
             /* Short messages: a drain to a run may be asked for at once. */
             if (t0 != 0 && atomic_load_explicit(&q->solo_backoff_ns, memory_order_relaxed) != 0)
                 atomic_store_explicit(&q->solo_backoff_ns, 0, memory_order_relaxed);
-            solo_end(q, seq);
+            if (helper) /* the context let go: the word is the helper's last store */
+                helper_park(q, seq);
+            else
+                solo_end(q, seq);
             return SOLO_LET_GO;
         }
         if (!intake_retake(q)) {
@@ -1842,8 +1910,10 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n, unsigned 
  * rqdsm's lu at 2 x 1 ran 1.15-1.29x `poll`'s time
  * (docs/data/pdq-help-dispatch-2026-11-28.txt).  Its run differs from a
  * thread's: it ends at the first dry look (its caller may be waiting for
- * just that message), after `limit` messages (rq_pdq_help's max), and
- * its lease wakes no sleeper.  A fallback thread needs no wake to see a
+ * just that message; right after a handler when the lanes look dry,
+ * with the context let go), after `limit` messages (rq_pdq_help's max),
+ * its lease wakes no sleeper, and the lease outlives the run, parked
+ * (helper_park), for the next help to resume without in_lk.  A fallback thread needs no wake to see a
  * helper's run stall: it sleeps until a deadline while helps come, and
  * once they stop, or when the doorbell (armed as it last slept) rings,
  * it looks, finds the run elsewhere (solo_elsewhere), watches it with
