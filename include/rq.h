@@ -803,9 +803,10 @@ RQ_API int rq_stats(rq_ctx_t *ctx, rq_stats_t *out);
 #define RQ_KEY_NOSYNC     (UINT64_MAX - 1)    /* runs any time, beside anything */
 #define RQ_PDQ_DEDICATED   1  /* the PDQ owns `threads` threads; idle ones sleep */
 #define RQ_PDQ_MULTIPLEXED 2  /* application threads run handlers in rq_pdq_help;
-                                 `threads` fallback threads step in only when
-                                 nobody helped for RQ_PDQ_FALLBACK_US, and at
-                                 most 4x that after the last help */
+                                 `threads` fallback threads run them until the
+                                 first help, then step in only when nobody
+                                 helped for RQ_PDQ_FALLBACK_US, and at most 4x
+                                 that after the last help */
 typedef struct rq_pdq_attr { unsigned threads; int mode; unsigned window; } rq_pdq_attr_t;
 
 /* rq_pdq_open - make queue qid (1 <= qid < RQ_MAX_QUEUES, not opened with
