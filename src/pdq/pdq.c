@@ -1870,12 +1870,13 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n, unsigned 
                 return SOLO_LET_GO;
             }
         }
-        /* A helper whose lanes look dry returns at once, the context
-         * let go: its caller may be waiting for just this message.
-         * Retaking the context to find the lanes dry took 120-130
-         * cycles from the handler's end to the caller's look, against
-         * 55-85 for rq_poll's (dsmlat, multiplexed, 2 ranks). */
-        if (helper && ran != limit && !lanes_busy(ctx)) {
+        /* A helper returns at once, the context let go, after `limit`
+         * messages or when its lanes look dry: its caller may be waiting
+         * for just this message.  Retaking the context to find the lanes
+         * dry took 120-130 cycles from the handler's end to the caller's
+         * look, against 55-85 for rq_poll's (dsmlat, multiplexed, 2
+         * ranks).  The parked word is the helper's last store. */
+        if (helper && (ran == limit || !lanes_busy(ctx))) {
             helper_park(q, seq);
             return SOLO_LET_GO;
         }
@@ -1883,10 +1884,7 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n, unsigned 
             /* Short messages: a drain to a run may be asked for at once. */
             if (t0 != 0 && atomic_load_explicit(&q->solo_backoff_ns, memory_order_relaxed) != 0)
                 atomic_store_explicit(&q->solo_backoff_ns, 0, memory_order_relaxed);
-            if (helper) /* the context let go: the word is the helper's last store */
-                helper_park(q, seq);
-            else
-                solo_end(q, seq);
+            solo_end(q, seq);
             return SOLO_LET_GO;
         }
         if (!intake_retake(q)) {
@@ -1913,10 +1911,10 @@ static int solo_burst(struct rq_pdq *q, struct freeb *fb, unsigned *n, unsigned 
  * just that message; right after a handler when the lanes look dry,
  * with the context let go), after `limit` messages (rq_pdq_help's max),
  * its lease wakes no sleeper, and the lease outlives the run, parked
- * (helper_park), for the next help to resume without in_lk.  A fallback thread needs no wake to see a
- * helper's run stall: it sleeps until a deadline while helps come, and
- * once they stop, or when the doorbell (armed as it last slept) rings,
- * it looks, finds the run elsewhere (solo_elsewhere), watches it with
+ * (helper_park), for the next help to resume without in_lk.  A fallback
+ * thread needs no wake to see a helper's run stall: it sleeps until a
+ * deadline while helps come, and once they stop, or when the doorbell
+ * (armed as it last slept) rings, it looks, finds the run elsewhere (solo_elsewhere), watches it with
  * RQ_PDQ_SPIN_US looks and takes the lanes in once its word has not
  * moved for PDQ_STALL_NS (a handler that blocks).  Several helpers keep
  * direct runs: a lease would serialize them. */
